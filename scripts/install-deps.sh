@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages baton needs to build and test. Run as root or with sudo.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+PKGS=(build-essential cmake ninja-build pkg-config clang
+      libcpp-httplib-dev nlohmann-json3-dev libfmt-dev libcli11-dev libxxhash-dev libzstd-dev
+      libpcre2-dev libgtest-dev libgmock-dev nodejs npm)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi

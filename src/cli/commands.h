@@ -1,0 +1,19 @@
+#pragma once
+// Each `baton` subcommand lives in its own cli_*.cpp and registers itself here. A command's
+// callback stores its exit status with set_exit_code; errors thrown out of a callback are
+// printed by main as one line "baton: error: ..." with exit status 1.
+#include <CLI/CLI.hpp>
+
+namespace baton::cli {
+
+void set_exit_code(int code);
+int exit_code();
+
+void register_gguf(CLI::App& app);         // gguf info, gguf synth
+void register_tokenize(CLI::App& app);     // tokenize
+void register_run(CLI::App& app);          // run
+void register_serve(CLI::App& app);        // serve
+void register_bench_engine(CLI::App& bench);  // bench engine
+void register_bench_serve(CLI::App& bench);   // bench serve
+
+}  // namespace baton::cli

@@ -1,0 +1,35 @@
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+
+namespace baton::cli {
+namespace {
+int g_exit_code = 0;
+}
+void set_exit_code(int code) { g_exit_code = code; }
+int exit_code() { return g_exit_code; }
+}  // namespace baton::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"baton: an LLM inference server whose scheduler never starves a stream", "baton"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "baton 0.1.0");
+  baton::cli::register_serve(app);
+  baton::cli::register_run(app);
+  auto* bench = app.add_subcommand("bench", "benchmarks: engine speed, or a server under load");
+  bench->require_subcommand(1);
+  baton::cli::register_bench_engine(*bench);
+  baton::cli::register_bench_serve(*bench);
+  baton::cli::register_gguf(app);
+  baton::cli::register_tokenize(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "baton: error: %s\n", e.what());
+    return 1;
+  }
+  return baton::cli::exit_code();
+}

@@ -1,0 +1,62 @@
+#pragma once
+// The interface the engine loop drives. The real engine (model forward on the CPU) and the fake
+// engine of the scheduler tests both implement it. Only the engine-loop thread calls it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace baton::engine {
+
+struct EngineInfo {
+  std::string model_name;
+  int32_t n_vocab = 0;
+  int32_t n_ctx_train = 0;        // the model's trained context
+  int32_t block_size = 16;        // tokens per KV block
+  uint64_t kv_bytes_per_block = 0;  // all layers, K and V
+  uint64_t fingerprint = 0;       // identifies weights + KV layout, seeds prefix hash chains
+  int32_t bos_id = -1;
+  std::vector<int32_t> eog_ids;   // end-of-generation tokens (eos, eot, ...)
+};
+
+// One sequence's contribution to a step: `tokens` are new tokens at positions
+// start_pos .. start_pos + tokens.size() - 1. KV for positions < start_pos is already in the
+// blocks listed in block_table, which covers every position the step writes too
+// (block_table[p / block_size] holds position p).
+struct SeqChunk {
+  uint64_t request_id = 0;
+  int32_t start_pos = 0;
+  std::vector<int32_t> tokens;
+  std::vector<int32_t> block_table;
+  bool want_logits = false;  // logits of the chunk's last token (decode rows, final prefill chunk)
+};
+
+struct StepBatch {
+  std::vector<SeqChunk> seqs;
+  size_t total_tokens() const {
+    size_t n = 0;
+    for (const auto& s : seqs) n += s.tokens.size();
+    return n;
+  }
+};
+
+// Logits for every SeqChunk with want_logits, in batch order: logits[k] has n_vocab floats.
+struct StepOutput {
+  std::vector<uint64_t> request_ids;
+  std::vector<std::vector<float>> logits;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual EngineInfo info() const = 0;
+  // Allocates KV storage for n_blocks blocks (ids 0..n_blocks-1). Called once before forward.
+  virtual void allocate_kv(int32_t n_blocks) = 0;
+  // One forward pass over a ragged batch. A sequence's logits must be bit-identical whatever
+  // else is in the batch and however its prompt was chunked. Throws std::runtime_error on failure.
+  virtual void forward(const StepBatch& batch, StepOutput& out) = 0;
+  // Copies the first n_tokens positions of block src into block dst (copy-on-write of a shared
+  // partial tail block).
+  virtual void copy_block(int32_t src, int32_t dst, int32_t n_tokens) = 0;
+};
+
+}  // namespace baton::engine

@@ -1,0 +1,46 @@
+#pragma once
+// Counters the engine loop keeps and the server exports (/metrics, /status). The loop updates
+// them under its own lock; readers take a copy with EngineLoop::metrics().
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace baton::sched {
+
+// Prometheus-style cumulative histogram over fixed upper bounds (seconds).
+struct Histogram {
+  std::vector<double> bounds;          // ascending upper bounds; +Inf is implicit
+  std::vector<uint64_t> counts;        // per bound (not cumulative), plus one for +Inf
+  double sum = 0;
+  uint64_t count = 0;
+  static Histogram latency_seconds();  // 1 ms .. 120 s
+  void observe(double value);
+};
+
+struct Metrics {
+  Histogram time_to_first_token = Histogram::latency_seconds();
+  Histogram inter_token_latency = Histogram::latency_seconds();
+  Histogram queue_time = Histogram::latency_seconds();
+  Histogram e2e_latency = Histogram::latency_seconds();
+  int64_t requests_running = 0;
+  int64_t requests_waiting = 0;
+  double kv_usage_ratio = 0;          // blocks in use by live requests / pool size
+  double max_decode_gap_seconds = 0;  // worst inter-token gap of any stream since start
+  double max_queue_wait_ms = 0;
+  uint64_t prompt_tokens_total = 0;
+  uint64_t generation_tokens_total = 0;
+  uint64_t prefix_cache_queries_total = 0;
+  uint64_t prefix_cache_hits_total = 0;
+  uint64_t prefix_cache_reused_tokens_total = 0;
+  uint64_t decode_rows_total = 0;
+  uint64_t prefill_tokens_total = 0;
+  std::map<std::string, uint64_t> requests_total;  // by status: ok, cancelled, failed, rejected
+  std::map<std::string, uint64_t> steps_total;     // by kind: decode, prefill, mixed
+  int64_t kv_blocks_total = 0;
+  int64_t kv_blocks_used = 0;    // pinned by live requests
+  int64_t kv_blocks_cached = 0;  // free but holding a reusable prefix
+};
+
+}  // namespace baton::sched
