@@ -1,8 +1,77 @@
+// `baton gguf info FILE` and `baton gguf synth OUT ...`.
+#include <cstdio>
+#include <memory>
+#include <string>
+
 #include "cli/commands.h"
+#include "gguf/gguf_file.h"
+#include "gguf/gguf_info.h"
+#include "synth/synth_model.h"
 
 namespace baton::cli {
+namespace {
 
-// Not built yet: registered so the command tree is complete.
-void register_gguf(CLI::App& app) { (void)app; }
+struct SynthArgs {
+  std::string out;
+  std::string type = "f32";
+  bool byte_vocab = false;
+  synth::SynthSpec spec;
+};
+
+void run_synth(const SynthArgs& a) {
+  synth::SynthSpec spec = a.spec;
+  auto t = gguf::parse_type(a.type);
+  if (!t || !synth::synth_type_supported(*t)) {
+    throw synth::SynthError("--type " + a.type + ": expected f32, f16, q8_0, q4_0, q4_k or q6_k");
+  }
+  spec.type = *t;
+  if (spec.vocab_from.empty() == !a.byte_vocab) {
+    throw synth::SynthError(
+        "gguf synth: give exactly one of --vocab-from FILE.gguf (copy a real tokenizer) or "
+        "--byte-vocab (built-in 259-token byte vocabulary)");
+  }
+  synth::write_synthetic_model(spec, a.out);
+}
+
+void register_synth(CLI::App& gguf) {
+  auto args = std::make_shared<SynthArgs>();
+  auto* cmd = gguf.add_subcommand("synth", "write a model of a real shape with RANDOM weights");
+  auto& s = args->spec;
+  cmd->add_option("out", args->out, "output .gguf path")->required();
+  cmd->add_option("--arch", s.arch, "llama | qwen2 | qwen3")->capture_default_str();
+  cmd->add_option("--embd", s.embd, "embedding length")->capture_default_str();
+  cmd->add_option("--layers", s.layers, "number of blocks")->capture_default_str();
+  cmd->add_option("--heads", s.heads, "attention heads")->capture_default_str();
+  cmd->add_option("--kv-heads", s.kv_heads, "key/value heads")->capture_default_str();
+  cmd->add_option("--ff", s.ff, "feed-forward length")->capture_default_str();
+  cmd->add_option("--ctx", s.ctx, "context length")->capture_default_str();
+  cmd->add_option("--type", args->type, "f32|f16|q8_0|q4_0|q4_k|q6_k")->capture_default_str();
+  cmd->add_option("--vocab-from", s.vocab_from, "copy tokenizer.* keys from this GGUF");
+  cmd->add_flag("--byte-vocab", args->byte_vocab, "built-in byte-level SentencePiece vocab");
+  cmd->add_option("--seed", s.seed, "random seed (same seed, same bytes)")->capture_default_str();
+  cmd->add_option("--name", s.name, "general.name");
+  cmd->add_option("--threads", s.threads, "generator threads (0 = all cores)");
+  cmd->callback([args] { run_synth(*args); });
+}
+
+void register_info(CLI::App& gguf) {
+  auto path = std::make_shared<std::string>();
+  auto* cmd = gguf.add_subcommand("info", "print a GGUF file's metadata and tensor table");
+  cmd->add_option("file", *path, "a .gguf file")->required();
+  cmd->callback([path] {
+    auto f = gguf::GgufFile::open(*path);
+    std::string text = gguf::format_info(*f);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  });
+}
+
+}  // namespace
+
+void register_gguf(CLI::App& app) {
+  auto* gguf = app.add_subcommand("gguf", "inspect GGUF files, or write synthetic models");
+  gguf->require_subcommand(1);
+  register_info(*gguf);
+  register_synth(*gguf);
+}
 
 }  // namespace baton::cli

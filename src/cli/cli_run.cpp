@@ -1,8 +1,117 @@
+// `baton run -m MODEL [-p PROMPT] [-n N] [sampling flags] [--json]`: one generation on the CPU
+// engine, text streamed to stdout, speeds to stderr.
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
 #include "cli/commands.h"
+#include "engine/generate.h"
+#include "engine/llama_engine.h"
+#include "tokenizer/tokenizer.h"
 
 namespace baton::cli {
+namespace {
 
-// Not built yet: registered so the command tree is complete.
-void register_run(CLI::App& app) { (void)app; }
+struct RunArgs {
+  std::string model;
+  std::string prompt;
+  int32_t n = 128;
+  bool json = false;
+  bool ignore_eos = false;
+  engine::EngineOptions engine;
+  engine::SamplingParams sampling;
+};
+
+double per_s(double n, double ms) {
+  return ms > 0 ? n * 1000.0 / ms : 0.0;
+}
+
+void run_generate(const RunArgs& a) {
+  if (a.n < 0) throw std::runtime_error("run: -n must be >= 0");
+  auto eng = engine::load_llama_engine(a.model, a.engine);
+  const auto& tok = eng->tokenizer();
+  std::vector<int32_t> prompt;
+  if (!a.prompt.empty()) prompt = tok.encode(a.prompt, tok.add_bos());
+  if (prompt.empty()) {
+    if (tok.bos_id() < 0) {
+      throw std::runtime_error(a.model +
+                               ": the vocabulary has no BOS token; give a prompt with -p");
+    }
+    prompt.push_back(tok.bos_id());
+  }
+  engine::GenerateOptions go;
+  go.max_tokens = a.n;
+  go.stop_at_eog = !a.ignore_eos;
+  go.sampling = a.sampling;
+  // Primed with the prompt so the first generated piece keeps its leading space when it
+  // continues a prompt (and loses it when it starts the text after BOS).
+  tokenizer::StreamDecoder stream(tok);
+  for (int32_t id : prompt) stream.push(id);
+  std::string text;
+  auto on_token = [&](int32_t id) {
+    const std::string piece = stream.push(id);
+    text += piece;
+    if (a.json) return;
+    std::fwrite(piece.data(), 1, piece.size(), stdout);
+    std::fflush(stdout);
+  };
+  const auto res = engine::generate(*eng, prompt, go, on_token);
+  const double ptps = per_s(static_cast<double>(prompt.size()), res.prompt_ms);
+  const double gtps = per_s(static_cast<double>(res.tokens.size()), res.gen_ms);
+  if (a.json) {
+    nlohmann::json j;
+    j["tokens"] = res.tokens;
+    j["text"] = text + stream.flush();
+    j["prompt_tokens"] = prompt.size();
+    j["stopped_at_eog"] = res.stopped_at_eog;
+    j["timings"] = {{"prompt_ms", res.prompt_ms},
+                    {"gen_ms", res.gen_ms},
+                    {"prompt_tok_s", ptps},
+                    {"gen_tok_s", gtps}};
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    const std::string rest = stream.flush();
+    std::fwrite(rest.data(), 1, rest.size(), stdout);
+    std::printf("\n");
+  }
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "prompt: %zu tokens in %.1f ms (%.1f tok/s); generation: %zu tokens in %.1f "
+               "ms (%.1f tok/s)\n",
+               prompt.size(), res.prompt_ms, ptps, res.tokens.size(), res.gen_ms, gtps);
+}
+
+}  // namespace
+
+void register_run(CLI::App& app) {
+  auto a = std::make_shared<RunArgs>();
+  // llama.cpp's defaults, so outputs are comparable.
+  a->sampling.temperature = 0.8f;
+  a->sampling.top_k = 40;
+  a->sampling.top_p = 0.95f;
+  a->sampling.min_p = 0.05f;
+  a->sampling.seed = 0xBA7011;
+  auto* cmd = app.add_subcommand("run", "generate text from a prompt on the CPU engine");
+  auto& s = a->sampling;
+  cmd->add_option("-m,--model", a->model, "model .gguf file")->required();
+  cmd->add_option("-p,--prompt", a->prompt, "prompt text (default: start from BOS)");
+  cmd->add_option("-n,--n-predict", a->n, "tokens to generate")->capture_default_str();
+  cmd->add_option("--temp", s.temperature, "temperature (0 = greedy)")->capture_default_str();
+  cmd->add_option("--top-k", s.top_k, "keep the k most likely (0 = off)")->capture_default_str();
+  cmd->add_option("--top-p", s.top_p, "nucleus mass (1 = off)")->capture_default_str();
+  cmd->add_option("--min-p", s.min_p, "drop below min-p × best (0 = off)")->capture_default_str();
+  cmd->add_option("--repeat-penalty", s.repetition_penalty, "1 = off")->capture_default_str();
+  cmd->add_option("--presence-penalty", s.presence_penalty)->capture_default_str();
+  cmd->add_option("--frequency-penalty", s.frequency_penalty)->capture_default_str();
+  cmd->add_option("--repeat-last-n", s.penalty_last_n, "penalty window")->capture_default_str();
+  cmd->add_option("--seed", s.seed, "sampling seed")->capture_default_str();
+  cmd->add_option("--threads", a->engine.threads, "compute threads (0 = all cores)")
+      ->capture_default_str();
+  cmd->add_option("--kv-type", a->engine.kv_type, "f16 | f32")->capture_default_str();
+  cmd->add_flag("--ignore-eos", a->ignore_eos, "keep going past end-of-generation tokens");
+  cmd->add_flag("--json", a->json, "print one JSON object {tokens, text, prompt_tokens, timings}");
+  cmd->callback([a] { run_generate(*a); });
+}
 
 }  // namespace baton::cli

@@ -1,8 +1,190 @@
+// `baton serve -m MODEL ...`: the OpenAI-compatible HTTP server. The listener comes up first
+// (GET /health answers 503 while the model loads), then the engine loop starts and the model is
+// attached. SIGINT/SIGTERM: the loop shuts down (running requests get --shutdown-grace-s to
+// finish), the listener stops, exit 0.
+#include <pthread.h>
+#include <signal.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
 #include "cli/commands.h"
+#include "engine/llama_engine.h"
+#include "sched/engine_loop.h"
+#include "server/backend.h"
+#include "server/http_server.h"
+#include "server/tokenizer_codec.h"
+#include "util/log.h"
 
 namespace baton::cli {
+namespace {
 
-// Not built yet: registered so the command tree is complete.
-void register_serve(CLI::App& app) { (void)app; }
+struct ServeArgs {
+  std::string model;
+  std::string alias;
+  int threads = 0;
+  int32_t max_tokens_limit = 0;  // 0: --ctx
+  bool no_prefix_cache = false;
+  server::ServerOptions server;
+  sched::SchedConfig sched;
+};
+
+// Waits for SIGINT/SIGTERM on its own thread (the signals are blocked everywhere else, so no
+// thread is interrupted mid-write). A signal before the model is served exits at once.
+class SignalWaiter {
+ public:
+  SignalWaiter() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+    thread_ = std::thread([this] {
+      int sig = 0;
+      sigwait(&set_, &sig);
+      std::unique_lock<std::mutex> lock(mu_);
+      log::info("signal {}: shutting down", sig);
+      if (!serving_) std::_Exit(0);
+      stop_ = true;
+      cv_.notify_all();
+    });
+  }
+  ~SignalWaiter() {
+    if (thread_.joinable()) thread_.detach();  // only on error paths: no signal came
+  }
+  void set_serving() {
+    std::lock_guard<std::mutex> lock(mu_);
+    serving_ = true;
+  }
+  void wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return stop_; });
+    lock.unlock();
+    thread_.join();
+  }
+
+ private:
+  sigset_t set_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool serving_ = false;
+  bool stop_ = false;
+};
+
+std::string model_id_for(const ServeArgs& a) {
+  if (!a.alias.empty()) return a.alias;
+  std::filesystem::path p(a.model);
+  return p.extension() == ".gguf" ? p.stem().string() : p.filename().string();
+}
+
+void serve(ServeArgs a, bool ctx_given) {
+  if (a.server.api_key.empty()) {
+    if (const char* k = std::getenv("BATON_API_KEY")) a.server.api_key = k;
+  }
+  a.server.model_id = model_id_for(a);
+  a.sched.prefix_cache = !a.no_prefix_cache;
+  SignalWaiter signals;
+  server::HttpServer http(a.server);
+  int port = http.start();
+  log::info("listening on http://{}:{} (loading {})", a.server.host, port, a.model);
+  engine::EngineOptions eo;
+  eo.threads = a.threads;
+  auto eng = engine::load_llama_engine(a.model, eo);
+  int32_t trained = eng->info().n_ctx_train;
+  if (!ctx_given && trained > 0 && trained < a.sched.ctx) a.sched.ctx = trained;
+  if (ctx_given && trained > 0 && a.sched.ctx > trained) {
+    log::warn("--ctx {} is over the model's trained context {}; quality past it is not expected",
+              a.sched.ctx, trained);
+  }
+  a.server.max_tokens_limit = a.max_tokens_limit > 0 ? a.max_tokens_limit : a.sched.ctx;
+  server::TokenizerCodec codec(eng->tokenizer());
+  sched::EngineLoop loop(*eng, a.sched);
+  loop.start();
+  server::EngineLoopBackend backend(loop);
+  http.attach(backend, codec);
+  signals.set_serving();
+  log::info("serving model '{}' ({}) at http://{}:{}  context {} tokens, vocab {}",
+            a.server.model_id, a.model, a.server.host, port, a.sched.ctx, codec.n_vocab());
+  std::printf("baton serve: http://%s:%d model=%s ctx=%d\n%s\n", a.server.host.c_str(), port,
+              a.server.model_id.c_str(), a.sched.ctx, loop.config().describe().c_str());
+  std::fflush(stdout);
+  signals.wait();
+  loop.shutdown();
+  http.stop();
+  log::info("stopped");
+  set_exit_code(0);
+}
+
+void add_sched_flags(CLI::App* cmd, sched::SchedConfig& s, bool& no_prefix_cache) {
+  cmd->add_option("--parallel,--batched-session", s.parallel, "requests running at once")
+      ->capture_default_str();
+  cmd->add_option("--max-queue", s.max_queue, "waiting requests before 503")->capture_default_str();
+  cmd->add_option("--ctx", s.ctx,
+                  "most tokens one request may hold (default: 4096, or the model's trained "
+                  "context when smaller)");
+  cmd->add_option("--prefill-chunk", s.prefill_chunk, "prefill quantum while nobody decodes")
+      ->capture_default_str();
+  cmd->add_option("--mixed-prefill-chunk", s.mixed_prefill_chunk,
+                  "prefill quantum while somebody decodes")
+      ->capture_default_str();
+  cmd->add_option("--itl-target-ms", s.itl_target_ms,
+                  "size mixed steps to meet this inter-token latency (0 = off)")
+      ->capture_default_str();
+  cmd->add_option("--kv-ram-mb", s.kv_ram_mb, "KV cache RAM (0 = sized from ctx x parallel)")
+      ->capture_default_str();
+  cmd->add_flag("--no-prefix-cache", no_prefix_cache, "do not reuse cached prompt prefixes");
+  cmd->add_option("--send-stall-timeout-ms", s.send_stall_timeout_ms,
+                  "fail a request whose client stops reading for this long")
+      ->capture_default_str();
+  cmd->add_option("--shutdown-grace-s", s.shutdown_grace_s,
+                  "on SIGINT/SIGTERM, let running requests finish this long")
+      ->capture_default_str();
+}
+
+}  // namespace
+
+void register_serve(CLI::App& app) {
+  auto a = std::make_shared<ServeArgs>();
+  auto* cmd = app.add_subcommand("serve",
+                                 "OpenAI-compatible HTTP server (/v1/chat/completions, "
+                                 "/v1/completions, /metrics, /status)");
+  auto& o = a->server;
+  cmd->add_option("-m,--model", a->model, "model .gguf file")->required();
+  cmd->add_option("--host", o.host, "address to listen on (loopback by default)")
+      ->capture_default_str();
+  cmd->add_option("--port", o.port, "port to listen on")->capture_default_str();
+  cmd->add_option("--api-key", o.api_key,
+                  "require 'Authorization: Bearer KEY' on every route but /health (default: "
+                  "$BATON_API_KEY, else none)");
+  cmd->add_option("--alias", a->alias, "model id clients use (default: file name without .gguf)");
+  cmd->add_option("--threads", a->threads, "compute threads (0 = all cores)")
+      ->capture_default_str();
+  add_sched_flags(cmd, a->sched, a->no_prefix_cache);
+  cmd->add_option("--keepalive-s", o.keepalive_s,
+                  "SSE ': keepalive' comment period while a stream waits")
+      ->capture_default_str();
+  cmd->add_option("--max-body-mb", o.max_body_mb, "largest request body (413 past it)")
+      ->capture_default_str();
+  cmd->add_option("--max-connections", o.max_connections,
+                  "concurrent client connections (503 past it)")
+      ->capture_default_str();
+  cmd->add_option("--max-tokens-limit", a->max_tokens_limit,
+                  "largest max_tokens a request may ask for (default: --ctx)");
+  cmd->callback([a, cmd] {
+    const auto& so = a->server;
+    if (so.keepalive_s <= 0 || so.max_body_mb <= 0 || so.max_connections <= 0) {
+      throw std::runtime_error(
+          "serve: --keepalive-s, --max-body-mb and --max-connections must "
+          "be > 0");
+    }
+    serve(*a, cmd->count("--ctx") > 0);
+  });
+}
 
 }  // namespace baton::cli

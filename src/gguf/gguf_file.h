@@ -20,10 +20,12 @@ class GgufError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// clang-format off
 enum class ValueType : uint32_t {
   UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6,
   BOOL = 7, STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
 };
+// clang-format on
 std::string_view value_type_name(ValueType t);
 
 // A metadata value. Scalars live in one of u/i/f/b/str by type; arrays keep their element type
@@ -107,6 +109,7 @@ class GgufFile {
   const uint8_t* base_ = nullptr;
   uint64_t size_ = 0;
   void* mapping_ = nullptr;  // munmap on destruction when non-null
+  void* owned_ = nullptr;    // from_memory's private copy, freed on destruction
   uint64_t alignment_ = 32;
   uint64_t data_offset_ = 0;
   std::vector<std::pair<std::string, MetaValue>> kv_;

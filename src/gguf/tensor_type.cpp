@@ -55,7 +55,9 @@ TypeTraits traits(TensorType t) {
   return tr ? *tr : TypeTraits{"unknown", 1, 0, false};
 }
 
-std::string_view type_name(TensorType t) { return traits(t).name; }
+std::string_view type_name(TensorType t) {
+  return traits(t).name;
+}
 
 std::optional<TensorType> parse_type(std::string_view name) {
   for (const auto& r : kTypes) {

@@ -11,8 +11,8 @@ namespace baton::sched {
 
 // Prometheus-style cumulative histogram over fixed upper bounds (seconds).
 struct Histogram {
-  std::vector<double> bounds;          // ascending upper bounds; +Inf is implicit
-  std::vector<uint64_t> counts;        // per bound (not cumulative), plus one for +Inf
+  std::vector<double> bounds;    // ascending upper bounds; +Inf is implicit
+  std::vector<uint64_t> counts;  // per bound (not cumulative), plus one for +Inf
   double sum = 0;
   uint64_t count = 0;
   static Histogram latency_seconds();  // 1 ms .. 120 s
@@ -39,8 +39,9 @@ struct Metrics {
   std::map<std::string, uint64_t> requests_total;  // by status: ok, cancelled, failed, rejected
   std::map<std::string, uint64_t> steps_total;     // by kind: decode, prefill, mixed
   int64_t kv_blocks_total = 0;
-  int64_t kv_blocks_used = 0;    // pinned by live requests
-  int64_t kv_blocks_cached = 0;  // free but holding a reusable prefix
+  int64_t kv_blocks_used = 0;       // pinned by live requests
+  int64_t kv_blocks_cached = 0;     // free but holding a reusable prefix
+  uint64_t kv_evictions_total = 0;  // cached blocks dropped to make room
 };
 
 }  // namespace baton::sched

@@ -5,17 +5,19 @@
 namespace baton::sched {
 
 struct SchedConfig {
-  int32_t parallel = 1;              // --parallel / --batched-session: requests running at once
-  int32_t max_queue = 256;           // --max-queue: waiting requests beyond `parallel`
-  int32_t ctx = 4096;                // --ctx: most tokens one request may hold
-  int32_t prefill_chunk = 2048;      // --prefill-chunk: quantum while nobody decodes
-  int32_t mixed_prefill_chunk = 128; // --mixed-prefill-chunk: quantum while somebody decodes
-  double itl_target_ms = 0;          // --itl-target-ms: 0 = off
-  int64_t kv_ram_mb = 0;             // --kv-ram-mb: 0 = sized from ctx × parallel
-  bool prefix_cache = true;          // --no-prefix-cache turns reuse off
+  int32_t parallel = 1;               // --parallel / --batched-session: requests running at once
+  int32_t max_queue = 256;            // --max-queue: waiting requests beyond `parallel`
+  int32_t ctx = 4096;                 // --ctx: most tokens one request may hold
+  int32_t prefill_chunk = 2048;       // --prefill-chunk: quantum while nobody decodes
+  int32_t mixed_prefill_chunk = 128;  // --mixed-prefill-chunk: quantum while somebody decodes
+  double itl_target_ms = 0;           // --itl-target-ms: 0 = off
+  int64_t kv_ram_mb = 0;              // --kv-ram-mb: 0 = sized from ctx × parallel
+  bool prefix_cache = true;           // --no-prefix-cache turns reuse off
   int32_t send_stall_timeout_ms = 30000;  // --send-stall-timeout-ms
-  int32_t channel_capacity = 1024;   // tokens buffered per request before it counts as stalled
-  double shutdown_grace_s = 10;      // --shutdown-grace-s
+  int32_t channel_capacity = 1024;        // tokens buffered per request before it counts as stalled
+  double shutdown_grace_s = 10;           // --shutdown-grace-s
+  int32_t kv_blocks = 0;    // resolved by the engine loop from kv_ram_mb (0 = not yet)
+  int32_t aging_steps = 8;  // a prefilling request starved this many steps goes first
   // The startup line, e.g. "batched mode: parallel=3 prefill_chunk=2048 ...".
   std::string describe() const;
 };

@@ -1,0 +1,68 @@
+#pragma once
+// A streaming client for OpenAI-compatible servers (baton, llama-server, vLLM): one blocking
+// request per calling thread, recording when every piece of the response arrived.
+#include <atomic>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "bench/record.h"
+
+namespace baton::bench {
+
+using Clock = std::chrono::steady_clock;
+
+// A failure that ends the whole bench (unreachable server, unusable answer, bad option).
+struct BenchError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Endpoint {
+  std::string url;        // as the user wrote it, for messages
+  std::string host_port;  // scheme://host:port, what httplib connects to
+  std::string base_path;  // path prefix before /v1 ("" for most servers)
+  std::string api_key;
+  double connect_timeout_s = 10;
+};
+
+// Accepts http://host:port, http://host:port/prefix and .../v1; throws BenchError naming the
+// problem when the URL cannot work.
+Endpoint parse_endpoint(const std::string& url, const std::string& api_key = "");
+
+struct StreamRequest {
+  std::string label;
+  std::string model;
+  bool chat = false;
+  std::string prompt;       // /v1/completions
+  nlohmann::json messages;  // /v1/chat/completions
+  long max_tokens = 16;
+  long prompt_tokens_requested = 0;
+  double timeout_s = 600;
+};
+
+// What a scenario thread may watch while the request streams on another thread.
+struct Progress {
+  std::atomic<double> send_ms{-1};  // set just before the request goes out
+  std::atomic<long> tokens{0};
+  std::atomic<bool> finished{false};
+};
+
+// Sends one streaming request and returns its record (never throws for server/network
+// failures: they land in record.errors). Gives up at min(send + timeout_s, deadline).
+RequestRecord stream_request(const Endpoint& ep, const StreamRequest& req, Clock::time_point t0,
+                             Clock::time_point deadline, Progress* progress = nullptr);
+
+// The JSON body stream_request sends (exposed for tests).
+nlohmann::json request_body(const StreamRequest& req);
+
+// Applies one SSE data payload to the record: token text, usage, errors. Returns true when the
+// payload carried non-empty text (a token).
+bool apply_event(const std::string& data, bool chat, RequestRecord& rec);
+
+// First model id listed by GET /v1/models; throws BenchError with the URL and reason.
+std::string first_model_id(const Endpoint& ep, double timeout_s);
+
+double ms_since(Clock::time_point t0);
+
+}  // namespace baton::bench

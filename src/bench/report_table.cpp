@@ -1,0 +1,114 @@
+#include "bench/report_table.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "bench/stats.h"
+
+namespace baton::bench {
+namespace {
+
+// A metric comparable across servers: headline figures plus the overall row.
+struct Metric {
+  std::string name, unit;
+  double value;
+};
+
+std::vector<Metric> metrics(const ScenarioResult& r) {
+  std::vector<Metric> m;
+  for (const auto& f : r.figures) m.push_back({f.name, f.unit, f.value});
+  std::vector<double> gaps;
+  for (const auto& q : r.requests) {
+    auto g = token_gaps(q.token_ms);
+    gaps.insert(gaps.end(), g.begin(), g.end());
+    m.push_back({q.label + " TTFT", "ms", q.ttft_ms()});
+  }
+  auto s = summarize(gaps);
+  m.push_back({"p50 gap (all)", "ms", s.p50});
+  m.push_back({"p99 gap (all)", "ms", s.p99});
+  m.push_back({"max gap (all)", "ms", s.max});
+  m.push_back({"overall throughput", "tok/s", aggregate_tokens_per_s(r.requests)});
+  return m;
+}
+
+std::string request_row(const std::string& label, const RequestRecord& q) {
+  auto s = request_stats(q);
+  std::string wait = fmt_ms(s.queue_wait_ms) + (q.queue_wait_is_fallback() ? "*" : "");
+  return fmt::format("{:<16} {:>9} {:>9} {:>6} {:>8} {:>8} {:>8} {:>8} {:>9} {}\n", label, wait,
+                     fmt_ms(s.ttft_ms), s.tokens, fmt_ms(s.gaps.p50), fmt_ms(s.gaps.p99),
+                     fmt_ms(s.gaps.max), fmt_ms(s.decode_tps), fmt_ms(s.total_ms),
+                     q.ok() ? "" : "ERROR");
+}
+
+}  // namespace
+
+std::string fmt_ms(double v) {
+  if (std::isnan(v) || v < 0) return "-";
+  return v >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.1f}", v);
+}
+
+std::string render_table(const ScenarioResult& r) {
+  std::string out = fmt::format("scenario {} against {} (model {}), {:.1f} s\n", r.scenario,
+                                r.server_url, r.model, r.wall_ms / 1000);
+  out +=
+      fmt::format("{:<16} {:>9} {:>9} {:>6} {:>8} {:>8} {:>8} {:>8} {:>9}\n", "request", "queue ms",
+                  "TTFT ms", "tokens", "p50 gap", "p99 gap", "max gap", "tok/s", "total ms");
+  bool fallback = false;
+  std::vector<double> gaps;
+  for (const auto& q : r.requests) {
+    out += request_row(q.label.substr(0, 16), q);
+    fallback = fallback || q.queue_wait_is_fallback();
+    auto g = token_gaps(q.token_ms);
+    gaps.insert(gaps.end(), g.begin(), g.end());
+  }
+  auto s = summarize(gaps);
+  out += fmt::format("{:<16} {:>9} {:>9} {:>6} {:>8} {:>8} {:>8} {:>8}\n", "overall", "", "", "",
+                     fmt_ms(s.p50), fmt_ms(s.p99), fmt_ms(s.max),
+                     fmt_ms(aggregate_tokens_per_s(r.requests)));
+  if (fallback) {
+    out +=
+        "* queue wait = TTFT: the server sent keepalive comments (or nothing) before the "
+        "first token\n";
+  }
+  if (!r.figures.empty()) out += "headline:\n";
+  for (const auto& f : r.figures) {
+    out += fmt::format("  {:<32} {:>10} {}\n", f.name, fmt_ms(f.value), f.unit);
+  }
+  for (const auto& q : r.requests) {
+    for (const auto& e : q.errors) out += fmt::format("error: {}: {}\n", q.label, e);
+  }
+  for (const auto& n : r.notes) out += "note: " + n + "\n";
+  return out;
+}
+
+std::string render_comparison(const std::vector<ScenarioResult>& results) {
+  if (results.empty()) return "";
+  std::string out =
+      fmt::format("comparison ({}); ratio = server N / server 1\n", results.front().scenario);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    out += fmt::format("  server {}: {}\n", i + 1, results[i].server_url);
+  }
+  out += fmt::format("{:<34}", "metric");
+  for (std::size_t i = 0; i < results.size(); ++i) out += fmt::format(" {:>10}", i + 1);
+  for (std::size_t i = 1; i < results.size(); ++i)
+    out += fmt::format(" {:>8}", fmt::format("{}/1", i + 1));
+  out += "\n";
+  std::vector<std::vector<Metric>> ms;
+  for (const auto& r : results) ms.push_back(metrics(r));
+  for (std::size_t row = 0; row < ms[0].size(); ++row) {
+    const Metric& base = ms[0][row];
+    out += fmt::format("{:<34}", (base.name + " (" + base.unit + ")").substr(0, 34));
+    for (const auto& m : ms)
+      out += fmt::format(" {:>10}", row < m.size() ? fmt_ms(m[row].value) : "-");
+    for (std::size_t i = 1; i < ms.size(); ++i) {
+      double v = row < ms[i].size() ? ms[i][row].value : NAN;
+      bool ok = base.value > 0 && v >= 0 && !std::isnan(v);
+      out += fmt::format(" {:>8}", ok ? fmt::format("{:.2f}x", v / base.value) : "-");
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace baton::bench

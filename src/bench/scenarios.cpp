@@ -1,0 +1,100 @@
+#include "bench/scenarios.h"
+
+#include <algorithm>
+
+#include "bench/scenario_runner.h"
+
+namespace baton::bench {
+namespace {
+constexpr const char* kDup = "decode-under-prefill";
+constexpr const char* kThree = "three-sessions";
+constexpr const char* kHol = "hol-sequential";
+constexpr const char* kAgents = "agents";
+constexpr const char* kTput = "throughput";
+}  // namespace
+
+const std::vector<Knob>& knobs() {
+  static const std::vector<Knob> k = {
+      {"prompt-tokens", "prompt length of the decoding streams", {{kDup, 32}, {kTput, 128}}},
+      {"decode-tokens",
+       "tokens each decoding stream generates (agents: per answer)",
+       {{kDup, 400}, {kAgents, 64}, {kTput, 256}}},
+      {"trigger-token", "send the long prompt after stream A's Nth token", {{kDup, 20}}},
+      {"long-tokens",
+       "prompt length of the long request",
+       {{kDup, 3000}, {kThree, 12000}, {kHol, 8000}}},
+      {"long-max-tokens",
+       "tokens the long request generates",
+       {{kDup, 16}, {kThree, 16}, {kHol, 16}}},
+      {"short-tokens",
+       "prompt length of the short requests",
+       {{kDup, 20}, {kThree, 20}, {kHol, 20}}},
+      {"short-max-tokens",
+       "tokens each short request generates",
+       {{kDup, 16}, {kThree, 32}, {kHol, 16}}},
+      {"short-delay-ms",
+       "delay from the long request's send to the short ones",
+       {{kDup, 1000}, {kThree, 1000}, {kHol, 500}}},
+      {"shorts", "number of short requests", {{kThree, 2}}},
+      {"sessions", "concurrent agent sessions", {{kAgents, 3}}},
+      {"turns", "turns per agent session", {{kAgents, 4}}},
+      {"chunk-min-tokens", "smallest tool-output chunk added per turn", {{kAgents, 2000}}},
+      {"chunk-max-tokens", "largest tool-output chunk added per turn", {{kAgents, 6000}}},
+      {"streams", "concurrent streams", {{kTput, 4}}},
+  };
+  return k;
+}
+
+const std::vector<std::pair<std::string, std::string>>& scenario_names() {
+  static const std::vector<std::pair<std::string, std::string>> n = {
+      {kDup,
+       "stream A decodes; after its Nth token a long prompt B arrives, then a short C: A's "
+       "gaps while B prefills, B's and C's TTFT"},
+      {kThree,
+       "a long cold prompt, then short streams after the first quantum: their time to first "
+       "output and the long one's total time"},
+      {kHol,
+       "(for --parallel 1) a long prompt A, then a short B during A's prefill: B's queue wait "
+       "and A's total time"},
+      {kAgents,
+       "K multi-turn sessions whose context grows by a tool-output chunk each turn: per-turn "
+       "TTFT and cached tokens"},
+      {kTput, "N concurrent streams: aggregate tokens/s and per-stream inter-token gaps"},
+  };
+  return n;
+}
+
+bool is_scenario(const std::string& name) {
+  const auto& n = scenario_names();
+  return std::any_of(n.begin(), n.end(), [&](const auto& p) { return p.first == name; });
+}
+
+ScenarioResult run_scenario(const std::string& name, const Endpoint& ep, const ScenarioOptions& opt,
+                            Clock::time_point deadline) {
+  if (!is_scenario(name)) {
+    std::string list;
+    for (const auto& [n, _] : scenario_names()) list += (list.empty() ? "" : ", ") + n;
+    throw BenchError("unknown --scenario '" + name + "'; expected one of: " + list);
+  }
+  ScenarioResult out;
+  out.scenario = name;
+  out.server_url = ep.url;
+  out.model = opt.model;
+  RunContext ctx(ep, opt, name, deadline);
+  if (name == kDup) run_decode_under_prefill(ctx, out);
+  if (name == kThree) run_three_sessions(ctx, out);
+  if (name == kHol) run_hol_sequential(ctx, out);
+  if (name == kAgents) run_agents(ctx, out);
+  if (name == kTput) run_throughput(ctx, out);
+  out.wall_ms = ctx.now_ms();
+  out.options = ctx.used_knobs();
+  out.options["prompt-unit"] = opt.prompt_unit;
+  out.options["timeout-s"] = opt.timeout_s;
+  out.options["seed"] = opt.seed;
+  if (name == kAgents) out.options["chat"] = opt.chat;
+  if (Clock::now() >= deadline)
+    out.notes.push_back("the run limit (--run-limit-s) cut this run short");
+  return out;
+}
+
+}  // namespace baton::bench

@@ -1,0 +1,157 @@
+#include "engine/fake_engine.h"
+
+#include <xxhash.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace baton::engine {
+
+FakeEngine::FakeEngine(FakeEngineConfig config) : cfg_(config) {
+  if (cfg_.n_vocab < 4 || cfg_.block_size < 1) {
+    throw std::invalid_argument("fake engine: need n_vocab >= 4 and block_size >= 1");
+  }
+}
+
+EngineInfo FakeEngine::info() const {
+  EngineInfo i;
+  i.model_name = "fake";
+  i.n_vocab = cfg_.n_vocab;
+  i.n_ctx_train = cfg_.n_ctx_train;
+  i.block_size = cfg_.block_size;
+  i.kv_bytes_per_block = cfg_.kv_bytes_per_block;
+  i.fingerprint = cfg_.fingerprint;
+  i.bos_id = 1;
+  i.eog_ids = {cfg_.eog_id};
+  return i;
+}
+
+void FakeEngine::allocate_kv(int32_t n_blocks) {
+  std::lock_guard<std::mutex> lock(mu_);
+  kv_.assign(static_cast<size_t>(n_blocks), std::vector<int32_t>(cfg_.block_size, -1));
+}
+
+int32_t FakeEngine::n_blocks() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int32_t>(kv_.size());
+}
+
+int32_t FakeEngine::expected_next(const std::vector<int32_t>& seq, int32_t n_vocab) {
+  uint64_t h = XXH3_64bits(seq.data(), seq.size() * sizeof(int32_t));
+  return static_cast<int32_t>(h % static_cast<uint64_t>(n_vocab));
+}
+
+std::vector<int32_t> FakeEngine::reference(std::vector<int32_t> prompt, int32_t n,
+                                           bool ignore_eos) const {
+  std::vector<int32_t> out;
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t t = expected_next(prompt, cfg_.n_vocab);
+    out.push_back(t);
+    if (t == cfg_.eog_id && !ignore_eos) break;
+    prompt.push_back(t);
+  }
+  return out;
+}
+
+void FakeEngine::check_chunk(const SeqChunk& c) const {
+  const int64_t end = static_cast<int64_t>(c.start_pos) + static_cast<int64_t>(c.tokens.size());
+  if (c.tokens.empty() || c.start_pos < 0) {
+    throw std::logic_error("fake engine: empty chunk or negative start_pos for request " +
+                           std::to_string(c.request_id));
+  }
+  if (static_cast<int64_t>(c.block_table.size()) * cfg_.block_size < end) {
+    throw std::logic_error("fake engine: block_table of request " + std::to_string(c.request_id) +
+                           " does not cover position " + std::to_string(end - 1));
+  }
+  for (int32_t b : c.block_table) {
+    if (b < 0 || b >= static_cast<int32_t>(kv_.size())) {
+      throw std::logic_error("fake engine: block id " + std::to_string(b) + " out of range");
+    }
+  }
+}
+
+std::vector<float> FakeEngine::logits_for(const SeqChunk& c) const {
+  // Read the whole sequence back from the KV blocks, as attention would.
+  const int32_t last = c.start_pos + static_cast<int32_t>(c.tokens.size()) - 1;
+  std::vector<int32_t> seq(static_cast<size_t>(last) + 1);
+  for (int32_t p = 0; p <= last; ++p) {
+    int32_t t = kv_[c.block_table[p / cfg_.block_size]][p % cfg_.block_size];
+    if (t < 0) {
+      throw std::logic_error("fake engine: request " + std::to_string(c.request_id) +
+                             " reads position " + std::to_string(p) + " that holds no KV");
+    }
+    seq[p] = t;
+  }
+  int32_t next = expected_next(seq, cfg_.n_vocab);
+  std::vector<float> logits(static_cast<size_t>(cfg_.n_vocab), -2.0f);
+  logits[next] = 6.0f;
+  logits[(next + 1) % cfg_.n_vocab] = 3.0f;  // a runner-up for top-logprob reports
+  return logits;
+}
+
+void FakeEngine::forward(const StepBatch& batch, StepOutput& out) {
+  std::function<void(const StepBatch&)> hook;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    hook = on_step_;
+  }
+  if (hook) hook(batch);
+  std::lock_guard<std::mutex> lock(mu_);
+  steps_.push_back(batch);
+  n_steps_.fetch_add(1);
+  virtual_us_.fetch_add(cfg_.cost_us_per_step +
+                        cfg_.cost_us_per_token * static_cast<int64_t>(batch.total_tokens()));
+  for (const auto& c : batch.seqs) {
+    if (fail_ids_.erase(c.request_id)) {
+      throw std::runtime_error("fake engine: injected failure for request " +
+                               std::to_string(c.request_id));
+    }
+  }
+  int64_t sleep_us =
+      cfg_.sleep_us_per_step + cfg_.sleep_us_per_token * static_cast<int64_t>(batch.total_tokens());
+  if (sleep_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
+  out.request_ids.clear();
+  out.logits.clear();
+  for (const auto& c : batch.seqs) check_chunk(c);
+  for (const auto& c : batch.seqs) {
+    for (size_t i = 0; i < c.tokens.size(); ++i) {
+      int32_t p = c.start_pos + static_cast<int32_t>(i);
+      kv_[c.block_table[p / cfg_.block_size]][p % cfg_.block_size] = c.tokens[i];
+    }
+  }
+  for (const auto& c : batch.seqs) {
+    if (!c.want_logits) continue;
+    out.request_ids.push_back(c.request_id);
+    out.logits.push_back(logits_for(c));
+  }
+}
+
+void FakeEngine::copy_block(int32_t src, int32_t dst, int32_t n_tokens) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto n = static_cast<int32_t>(kv_.size());
+  if (src < 0 || src >= n || dst < 0 || dst >= n || n_tokens < 0 || n_tokens > cfg_.block_size) {
+    throw std::logic_error("fake engine: bad copy_block(" + std::to_string(src) + ", " +
+                           std::to_string(dst) + ", " + std::to_string(n_tokens) + ")");
+  }
+  for (int32_t i = 0; i < n_tokens; ++i) kv_[dst][i] = kv_[src][i];
+  copies_.fetch_add(1);
+}
+
+std::vector<StepBatch> FakeEngine::steps() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return steps_;
+}
+
+void FakeEngine::fail_on(uint64_t request_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fail_ids_.insert(request_id);
+}
+
+void FakeEngine::set_on_step(std::function<void(const StepBatch&)> hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_step_ = std::move(hook);
+}
+
+}  // namespace baton::engine

@@ -1,0 +1,74 @@
+#pragma once
+// A deterministic stand-in for the model, for scheduler tests. Its "KV" is the token id stored
+// at each position of each block, so a wrong block table, a bad prefix reuse or a broken
+// copy-on-write changes the output. The next token is a hash of the whole sequence so far,
+// so batching and chunking cannot change results: expected_next() gives the reference.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace baton::engine {
+
+struct FakeEngineConfig {
+  int32_t n_vocab = 256;
+  int32_t block_size = 16;
+  int32_t eog_id = 2;  // also the only entry of info().eog_ids
+  int32_t n_ctx_train = 1 << 20;
+  uint64_t kv_bytes_per_block = 4096;
+  uint64_t fingerprint = 0xFA4E;
+  // Real time spent per step, so threaded tests can reproduce interleavings.
+  int32_t sleep_us_per_step = 0;
+  int32_t sleep_us_per_token = 0;
+  // Virtual cost (microseconds) added to virtual_time_us() per step and per token.
+  int64_t cost_us_per_step = 100;
+  int64_t cost_us_per_token = 10;
+};
+
+class FakeEngine : public Engine {
+ public:
+  explicit FakeEngine(FakeEngineConfig config = {});
+
+  EngineInfo info() const override;
+  void allocate_kv(int32_t n_blocks) override;
+  void forward(const StepBatch& batch, StepOutput& out) override;
+  void copy_block(int32_t src, int32_t dst, int32_t n_tokens) override;
+
+  // The token the fake model predicts after `seq` (the argmax of its logits).
+  static int32_t expected_next(const std::vector<int32_t>& seq, int32_t n_vocab);
+  // The next `n` tokens a greedy request with `prompt` gets alone (stops after eog unless
+  // ignore_eos).
+  std::vector<int32_t> reference(std::vector<int32_t> prompt, int32_t n, bool ignore_eos) const;
+
+  // Thread-safe accessors for assertions.
+  std::vector<StepBatch> steps() const;
+  size_t n_steps() const { return n_steps_.load(); }
+  int64_t virtual_time_us() const { return virtual_us_.load(); }
+  int32_t n_blocks() const;
+  int64_t copies() const { return copies_.load(); }
+
+  // The next forward that contains this request throws (once per call of fail_on).
+  void fail_on(uint64_t request_id);
+  // Called inside forward with the batch before it runs (on the loop thread).
+  void set_on_step(std::function<void(const StepBatch&)> hook);
+
+ private:
+  void check_chunk(const SeqChunk& c) const;
+  std::vector<float> logits_for(const SeqChunk& c) const;
+
+  FakeEngineConfig cfg_;
+  mutable std::mutex mu_;
+  std::vector<std::vector<int32_t>> kv_;  // [block][slot] = token id, -1 when never written
+  std::vector<StepBatch> steps_;
+  std::set<uint64_t> fail_ids_;
+  std::function<void(const StepBatch&)> on_step_;
+  std::atomic<size_t> n_steps_{0};
+  std::atomic<int64_t> virtual_us_{0};
+  std::atomic<int64_t> copies_{0};
+};
+
+}  // namespace baton::engine

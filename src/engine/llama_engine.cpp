@@ -1,0 +1,106 @@
+#include "engine/llama_engine.h"
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <fstream>
+#include <stdexcept>
+
+#include "util/log.h"
+
+namespace baton::engine {
+namespace {
+
+model::KvType parse_kv_type(const std::string& s) {
+  if (s == "f16" || s == "F16") return model::KvType::F16;
+  if (s == "f32" || s == "F32") return model::KvType::F32;
+  throw std::runtime_error("kv type '" + s + "' is not supported (expected f16 or f32)");
+}
+
+// The header (metadata + tensor table) names the weights exactly; KV layout is mixed in so
+// prefix-cache entries of another layout never match.
+uint64_t fingerprint_of(const gguf::GgufFile& f, const EngineOptions& opts) {
+  std::ifstream in(f.path(), std::ios::binary);
+  std::string header(f.data_offset(), '\0');
+  if (!in.read(header.data(), static_cast<std::streamsize>(header.size()))) {
+    throw std::runtime_error(f.path() + ": cannot re-read the GGUF header for the fingerprint");
+  }
+  XXH3_state_t* st = XXH3_createState();
+  XXH3_64bits_reset(st);
+  XXH3_64bits_update(st, header.data(), header.size());
+  const std::string layout = fmt::format("kv={};block={}", opts.kv_type, opts.block_size);
+  XXH3_64bits_update(st, layout.data(), layout.size());
+  const uint64_t h = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  return h;
+}
+
+}  // namespace
+
+LlamaEngine::LlamaEngine(std::unique_ptr<model::LlamaModel> model,
+                         std::unique_ptr<tokenizer::Tokenizer> tok, uint64_t fingerprint)
+    : model_(std::move(model)), tok_(std::move(tok)) {
+  const auto& h = model_->hparams();
+  info_.model_name = h.name;
+  info_.n_vocab = h.n_vocab;
+  info_.n_ctx_train = h.n_ctx_train;
+  info_.block_size = model_->kv().block_size();
+  info_.kv_bytes_per_block = model_->kv().bytes_per_block();
+  info_.fingerprint = fingerprint;
+  info_.bos_id = tok_->bos_id();
+  for (int32_t id = 0; id < tok_->n_vocab(); ++id) {
+    if (tok_->is_eog(id)) info_.eog_ids.push_back(id);
+  }
+}
+
+LlamaEngine::~LlamaEngine() = default;
+
+void LlamaEngine::allocate_kv(int32_t n_blocks) {
+  model_->kv().allocate(n_blocks);
+}
+
+void LlamaEngine::copy_block(int32_t src, int32_t dst, int32_t n_tokens) {
+  model_->kv().copy_block(src, dst, n_tokens);
+}
+
+void LlamaEngine::forward(const StepBatch& batch, StepOutput& out) {
+  std::vector<model::SeqSlice> slices;
+  slices.reserve(batch.seqs.size());
+  for (const auto& s : batch.seqs) {
+    model::SeqSlice m;
+    m.start_pos = s.start_pos;
+    m.tokens = s.tokens.data();
+    m.n_tokens = static_cast<int32_t>(s.tokens.size());
+    m.block_table = s.block_table.data();
+    m.n_table = static_cast<int32_t>(s.block_table.size());
+    m.want_logits = s.want_logits;
+    slices.push_back(m);
+  }
+  out.request_ids.clear();
+  model_->forward(slices, out.logits);
+  for (const auto& s : batch.seqs) {
+    if (s.want_logits) out.request_ids.push_back(s.request_id);
+  }
+}
+
+std::unique_ptr<LlamaEngine> load_llama_engine(const std::string& path, const EngineOptions& opts) {
+  auto file = gguf::GgufFile::open(path);
+  auto tok = tokenizer::Tokenizer::from_gguf(*file);
+  const uint64_t fp = fingerprint_of(*file, opts);
+  model::ModelOptions mo;
+  mo.threads = opts.threads;
+  mo.kv_type = parse_kv_type(opts.kv_type);
+  mo.block_size = opts.block_size;
+  auto model = std::make_unique<model::LlamaModel>(std::move(file), mo);
+  if (tok->n_vocab() != model->hparams().n_vocab) {
+    log::warn("{}: tokenizer has {} tokens but token_embd has {} rows", path, tok->n_vocab(),
+              model->hparams().n_vocab);
+  }
+  const auto& h = model->hparams();
+  log::info("loaded {} ({}): {} layers, embd {}, heads {}/{}, ff {}, vocab {}, {} threads", path,
+            model::arch_name(h.arch), h.n_layer, h.n_embd, h.n_head, h.n_head_kv, h.n_ff, h.n_vocab,
+            model->pool().size());
+  return std::make_unique<LlamaEngine>(std::move(model), std::move(tok), fp);
+}
+
+}  // namespace baton::engine

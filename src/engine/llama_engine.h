@@ -1,0 +1,42 @@
+#pragma once
+// The real engine: a llama-family model on the CPU behind the engine::Engine interface.
+#include <memory>
+#include <string>
+
+#include "engine/engine.h"
+#include "model/llama_model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace baton::engine {
+
+struct EngineOptions {
+  int threads = 0;              // 0 = all cores
+  std::string kv_type = "f16";  // "f16" or "f32"
+  int32_t block_size = 16;
+};
+
+class LlamaEngine : public Engine {
+ public:
+  LlamaEngine(std::unique_ptr<model::LlamaModel> model, std::unique_ptr<tokenizer::Tokenizer> tok,
+              uint64_t fingerprint);
+  ~LlamaEngine() override;
+
+  EngineInfo info() const override { return info_; }
+  void allocate_kv(int32_t n_blocks) override;
+  void forward(const StepBatch& batch, StepOutput& out) override;
+  void copy_block(int32_t src, int32_t dst, int32_t n_tokens) override;
+
+  const tokenizer::Tokenizer& tokenizer() const { return *tok_; }
+  model::LlamaModel& model() { return *model_; }
+  const model::LlamaModel& model() const { return *model_; }
+
+ private:
+  std::unique_ptr<model::LlamaModel> model_;
+  std::unique_ptr<tokenizer::Tokenizer> tok_;
+  EngineInfo info_;
+};
+
+// Opens a GGUF model and its tokenizer. Throws std::runtime_error naming the file and problem.
+std::unique_ptr<LlamaEngine> load_llama_engine(const std::string& path, const EngineOptions& opts);
+
+}  // namespace baton::engine

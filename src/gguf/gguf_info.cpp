@@ -1,0 +1,52 @@
+#include "gguf/gguf_info.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "gguf/gguf_cursor.h"
+
+namespace baton::gguf {
+namespace {
+
+std::string shape(const TensorInfo& t) {
+  std::string s = "[";
+  for (size_t k = 0; k < t.dims.size(); ++k) s += fmt::format("{}{}", k ? ", " : "", t.dims[k]);
+  return s + "]";
+}
+
+std::string type_label(const MetaValue& v) {
+  if (v.type != ValueType::ARRAY) return std::string(value_type_name(v.type));
+  return fmt::format("{}[{}]", value_type_name(v.array_type), v.array_size());
+}
+
+}  // namespace
+
+std::string format_info(const GgufFile& f, size_t max_array_items) {
+  std::string out =
+      fmt::format("file: {}\nversion: {}  size: {} bytes  alignment: {}  data offset: {}\n",
+                  f.path(), f.version(), f.file_size(), f.alignment(), f.data_offset());
+  size_t key_w = 0;
+  for (const auto& [k, v] : f.metadata()) key_w = std::max(key_w, std::min<size_t>(k.size(), 48));
+  out += fmt::format("\nmetadata ({} keys):\n", f.metadata().size());
+  for (const auto& [k, v] : f.metadata()) {
+    out += fmt::format("  {:<{}}  {:<12}  {}\n", printable(k, 48), key_w, type_label(v),
+                       v.to_display(max_array_items));
+  }
+  size_t name_w = 4;
+  for (const auto& t : f.tensors()) name_w = std::max(name_w, t.name.size());
+  out += fmt::format("\ntensors ({}):\n", f.tensors().size());
+  out += fmt::format("  {:<{}}  {:<5}  {:<24}  {:>12}\n", "name", name_w, "type", "shape", "bytes");
+  uint64_t params = 0, bytes = 0;
+  for (const auto& t : f.tensors()) {
+    out += fmt::format("  {:<{}}  {:<5}  {:<24}  {:>12}\n", printable(t.name, 256), name_w,
+                       type_name(t.type), shape(t), t.n_bytes);
+    params += t.n_elements;
+    bytes += t.n_bytes;
+  }
+  out += fmt::format("\ntotal: {} tensors, {} params ({:.2f} M), {} bytes ({:.2f} MB)\n",
+                     f.tensors().size(), params, params / 1e6, bytes, bytes / 1e6);
+  return out;
+}
+
+}  // namespace baton::gguf

@@ -1,0 +1,124 @@
+#include "kernels/matmul.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/matmul_impl.h"
+#include "kernels/quantize.h"
+#include "kernels/simd.h"
+
+namespace baton::kernels {
+namespace {
+
+using gguf::TensorType;
+
+// Weight rows per parallel_for work item: the 4-row tile of the SIMD kernels, so a tile never
+// straddles two threads.
+constexpr int64_t kRowTile = 4;
+
+void check_view(const MatrixView& w, const float* x, int64_t n_x, const float* y) {
+  const size_t rb = kernel_row_bytes(w.type, w.cols);  // throws for bad type / cols
+  if (w.rows < 0 || n_x < 0) {
+    throw std::invalid_argument("matmul: rows (" + std::to_string(w.rows) + ") and n_x (" +
+                                std::to_string(n_x) + ") must be >= 0");
+  }
+  if (w.rows > 1 && w.row_stride < rb) {
+    throw std::invalid_argument("matmul: row_stride " + std::to_string(w.row_stride) +
+                                " is below the row size " + std::to_string(rb));
+  }
+  if (w.rows > 0 && n_x > 0 && (w.data == nullptr || x == nullptr || y == nullptr)) {
+    throw std::invalid_argument("matmul: null weight, x or y pointer");
+  }
+}
+
+SimdLevel clamp_level(SimdLevel l) {
+  return int(l) > int(detected_simd_level()) ? detected_simd_level() : l;
+}
+
+void run_rows(ThreadPool* pool, int64_t rows, const std::function<void(int64_t, int64_t)>& fn) {
+  const int64_t tiles = (rows + kRowTile - 1) / kRowTile;
+  auto body = [&](int64_t t0, int64_t t1) { fn(t0 * kRowTile, std::min(rows, t1 * kRowTile)); };
+  if (pool != nullptr) {
+    pool->parallel_for(tiles, body);
+  } else {
+    body(0, tiles);
+  }
+}
+
+}  // namespace
+
+MatrixView view_of(const gguf::TensorInfo& t, const uint8_t* data) {
+  if (t.dims.empty() || t.dims.size() > 2) {
+    throw std::invalid_argument("view_of: tensor '" + t.name + "' has " +
+                                std::to_string(t.dims.size()) + " dims, expected 1 or 2");
+  }
+  const int64_t cols = int64_t(t.dims[0]);
+  const int64_t rows = t.dims.size() == 2 ? int64_t(t.dims[1]) : 1;
+  size_t stride = 0;
+  try {
+    stride = kernel_row_bytes(t.type, cols);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("view_of: tensor '" + t.name + "': " + e.what());
+  }
+  return MatrixView{t.type, data, rows, cols, stride};
+}
+
+void get_row(const MatrixView& w, int64_t row, float* out) {
+  if (row < 0 || row >= w.rows) {
+    throw std::out_of_range("get_row: row " + std::to_string(row) + " is outside [0, " +
+                            std::to_string(w.rows) + ")");
+  }
+  dequantize_row(w.type, static_cast<const uint8_t*>(w.data) + row * w.row_stride, out, w.cols);
+}
+
+void matmul_at(SimdLevel level, const MatrixView& w, const float* x, int64_t n_x, float* y,
+               ThreadPool* pool) {
+  check_view(w, x, n_x, y);
+  if (w.rows == 0 || n_x == 0) return;
+  level = clamp_level(level);
+  // Below this many multiply-adds, waking the workers costs more than it saves (tiny models
+  // run hundreds of such products per token). Threads never change a result, so this is free.
+  constexpr int64_t kMinParallelMacs = int64_t(1) << 16;
+  if (w.rows * w.cols * n_x < kMinParallelMacs) pool = nullptr;
+  if (is_float_type(w.type)) {
+    auto kernel = level == SimdLevel::Avx512 ? float_rows_avx512
+                  : level == SimdLevel::Avx2 ? float_rows_avx2
+                                             : float_rows_scalar;
+    run_rows(pool, w.rows, [&](int64_t o0, int64_t o1) { kernel(w, x, n_x, o0, o1, y); });
+    return;
+  }
+  // x is quantized once per call, row by row with one function, so a row's blocks never
+  // depend on the batch around it.
+  // Lambdas below run on pool threads, where the name of a thread_local means their own copy:
+  // they must go through this reference.
+  thread_local QuantizedX qx_storage;
+  QuantizedX& qx = qx_storage;
+  const int64_t nb = w.cols / kQK;
+  resize_quantized_x(qx, n_x, nb, level == SimdLevel::Avx512);
+  auto quantize = [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      if (level == SimdLevel::Avx512) {
+        quantize_x_row_avx512(x + r * w.cols, qx, r);
+      } else {
+        quantize_x_row(x + r * w.cols, qx, r);
+      }
+    }
+  };
+  if (pool != nullptr && n_x > 1) {
+    pool->parallel_for(n_x, quantize);
+  } else {
+    quantize(0, n_x);
+  }
+  const QuantizedX& xq = qx;
+  auto kernel = level == SimdLevel::Avx512 ? quant_rows_avx512
+                : level == SimdLevel::Avx2 ? quant_rows_avx2
+                                           : quant_rows_scalar;
+  run_rows(pool, w.rows, [&](int64_t o0, int64_t o1) { kernel(w, xq, o0, o1, y); });
+}
+
+void matmul(const MatrixView& w, const float* x, int64_t n_x, float* y, ThreadPool* pool) {
+  matmul_at(active_simd_level(), w, x, n_x, y, pool);
+}
+
+}  // namespace baton::kernels

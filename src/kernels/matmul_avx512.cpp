@@ -1,0 +1,255 @@
+// AVX-512 VNNI kernels. Quantized weights: tiles of 4 weight rows × up to 8 x rows. One
+// 32-element block of the 4 rows sits in two registers (128-bit lane i = row i, elements 0..15
+// in `lo`, 16..31 in `hi`); each x half-block is broadcast to all lanes, so one dpbusd makes
+// 4 partial sums for each of the 4 rows. x is the unsigned operand (xq + 128); the bias is
+// removed by starting the accumulator at -128 * sum(w), computed once per weight block.
+// Batches of up to 8 rows read weight blocks straight from the tensor; larger ones first pack
+// a group of tiles (the same values, bit for bit) so every x tile reuses the decoded blocks.
+// GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the uninitialized
+// warnings then report at every inlined use.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "kernels/avx512_loaders.h"
+#include "kernels/fp16.h"
+#include "kernels/matmul_impl.h"
+
+namespace baton::kernels {
+namespace {
+
+using avx512::LoaderQ4_0;
+using avx512::LoaderQ4_K;
+using avx512::LoaderQ6_K;
+using avx512::LoaderQ8_0;
+using avx512::Quad;
+using gguf::TensorType;
+
+constexpr int kMaxXTile = 8;
+// Packed weights of one group stay in L2 while every x tile passes over them.
+constexpr size_t kPackBytes = 1u << 20;
+
+// Block b of a 4-row tile with everything the pair loop needs, in lane form.
+struct alignas(64) Packed {
+  __m512i lo, hi;
+  __m512i nlo, nhi;  // -128 * sum(w) per lane of lo / hi (one-scale types: nlo covers both)
+  __m512 slo, shi, off;
+};
+
+template <class Loader>
+BATON_AVX512_INLINE void make_packed(Loader& loader, int64_t b, Packed& p) {
+  Quad q;
+  loader.load(b, q);
+  const __m512i ones = _mm512_set1_epi8(1), zero = _mm512_setzero_si512();
+  p.lo = q.lo;
+  p.hi = q.hi;
+  p.slo = q.slo;
+  if constexpr (Loader::kSplit) {
+    p.nlo = _mm512_sub_epi32(zero, _mm512_slli_epi32(_mm512_dpbusd_epi32(zero, ones, q.lo), 7));
+    p.nhi = _mm512_sub_epi32(zero, _mm512_slli_epi32(_mm512_dpbusd_epi32(zero, ones, q.hi), 7));
+    p.shi = q.shi;
+  } else {
+    const __m512i sum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, ones, q.lo), ones, q.hi);
+    p.nlo = _mm512_sub_epi32(zero, _mm512_slli_epi32(sum, 7));
+  }
+  if constexpr (Loader::kOffset) p.off = q.off;
+}
+
+// Blocks straight from the weights (small batches).
+template <class Loader>
+struct DirectSource {
+  using L = Loader;
+  Loader loader;
+  BATON_AVX512_INLINE const Packed& get(int64_t b, Packed& tmp) {
+    make_packed(loader, b, tmp);
+    return tmp;
+  }
+};
+
+// Blocks packed beforehand by make_packed (large batches: one packing serves every x tile).
+// Bit-identical to DirectSource, so the path taken never changes a result.
+template <class Loader>
+struct PackedSource {
+  using L = Loader;
+  const Packed* blocks;
+  BATON_AVX512_INLINE const Packed& get(int64_t b, Packed&) { return blocks[b]; }
+};
+
+// Accumulates NR x rows against one 4-row tile over every block. The operations for one
+// (row, x row) pair are the same whatever NR and the source are: NR only decides how many
+// pairs share a weight block.
+template <class Source, int NR>
+BATON_AVX512 void quad_tile(Source src, const QuantizedX& x, int64_t r0, float* y, int64_t y_stride,
+                            int64_t o0, int64_t n_valid) {
+  using Loader = typename Source::L;
+  __m512 acc[NR];
+  const uint8_t* xq[NR];
+  const float* xd[NR];
+  const float* xs[NR];
+  for (int j = 0; j < NR; ++j) {
+    acc[j] = _mm512_setzero_ps();
+    xq[j] = x.row_qs(r0 + j);
+    xd[j] = x.row_d(r0 + j);
+    xs[j] = x.row_s(r0 + j);
+  }
+  for (int64_t b = 0; b < x.nb; ++b) {
+    Packed tmp;
+    const Packed& p = src.get(b, tmp);
+    for (int j = 0; j < NR; ++j) {
+      const auto* xp = reinterpret_cast<const __m128i*>(xq[j] + b * kQK);
+      const __m512i xl = _mm512_broadcast_i32x4(_mm_loadu_si128(xp));
+      const __m512i xh = _mm512_broadcast_i32x4(_mm_loadu_si128(xp + 1));
+      const __m512 dx = _mm512_set1_ps(xd[j][b]);
+      if constexpr (Loader::kSplit) {
+        const __m512i il = _mm512_dpbusd_epi32(p.nlo, xl, p.lo);
+        const __m512i ih = _mm512_dpbusd_epi32(p.nhi, xh, p.hi);
+        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(il), _mm512_mul_ps(p.slo, dx), acc[j]);
+        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ih), _mm512_mul_ps(p.shi, dx), acc[j]);
+      } else {
+        const __m512i i = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(p.nlo, xl, p.lo), xh, p.hi);
+        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i), _mm512_mul_ps(p.slo, dx), acc[j]);
+      }
+      if constexpr (Loader::kOffset) {
+        acc[j] = _mm512_fmadd_ps(p.off, _mm512_set1_ps(xs[j][b]), acc[j]);
+      }
+    }
+  }
+  for (int j = 0; j < NR; ++j) {
+    alignas(64) float l[16];
+    _mm512_store_ps(l, acc[j]);
+    for (int i = 0; i < n_valid; ++i) {
+      y[(r0 + j) * y_stride + o0 + i] = (l[4 * i] + l[4 * i + 1]) + (l[4 * i + 2] + l[4 * i + 3]);
+    }
+  }
+}
+
+template <class Source>
+void quad_dispatch(int nr, const Source& src, const QuantizedX& x, int64_t r0, float* y,
+                   int64_t y_stride, int64_t o0, int64_t n_valid) {
+  switch (nr) {
+    case 1:
+      return quad_tile<Source, 1>(src, x, r0, y, y_stride, o0, n_valid);
+    case 2:
+      return quad_tile<Source, 2>(src, x, r0, y, y_stride, o0, n_valid);
+    case 3:
+      return quad_tile<Source, 3>(src, x, r0, y, y_stride, o0, n_valid);
+    case 4:
+      return quad_tile<Source, 4>(src, x, r0, y, y_stride, o0, n_valid);
+    case 5:
+      return quad_tile<Source, 5>(src, x, r0, y, y_stride, o0, n_valid);
+    case 6:
+      return quad_tile<Source, 6>(src, x, r0, y, y_stride, o0, n_valid);
+    case 7:
+      return quad_tile<Source, 7>(src, x, r0, y, y_stride, o0, n_valid);
+    default:
+      return quad_tile<Source, 8>(src, x, r0, y, y_stride, o0, n_valid);
+  }
+}
+
+// Row pointers of the tile at o0; missing rows of a last partial tile repeat a real row and
+// their sums are dropped.
+void tile_rows(const MatrixView& w, int64_t o0, const uint8_t* rows[4]) {
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (int i = 0; i < 4; ++i) {
+    rows[i] = base + std::min<int64_t>(o0 + i, w.rows - 1) * int64_t(w.row_stride);
+  }
+}
+
+template <class Loader>
+BATON_AVX512 void pack_tile(const uint8_t* const rows[4], int64_t nb, Packed* out) {
+  Loader loader;
+  loader.rows = rows;
+  for (int64_t b = 0; b < nb; ++b) make_packed(loader, b, out[b]);
+}
+
+template <class Loader>
+void quant_rows(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
+                float* y) {
+  const uint8_t* rows[4];
+  if (x.n_x <= kMaxXTile) {  // one x tile: each weight block is used once, read it directly
+    for (int64_t o0 = o_begin; o0 < o_end; o0 += 4) {
+      tile_rows(w, o0, rows);
+      DirectSource<Loader> src;
+      src.loader.rows = rows;
+      quad_dispatch(int(x.n_x), src, x, 0, y, w.rows, o0, std::min<int64_t>(4, o_end - o0));
+    }
+    return;
+  }
+  // Raw bytes aligned by hand: outside AVX-512 code GCC does not honour __m512i's alignment
+  // in std::vector<Packed>.
+  thread_local std::vector<uint8_t> pack_bytes;
+  const int64_t group_tiles = std::max<int64_t>(1, int64_t(kPackBytes / (sizeof(Packed) * x.nb)));
+  for (int64_t g0 = o_begin; g0 < o_end; g0 += 4 * group_tiles) {
+    const int64_t g1 = std::min(o_end, g0 + 4 * group_tiles);
+    const int64_t n_tiles = (g1 - g0 + 3) / 4;
+    pack_bytes.resize(size_t(n_tiles * x.nb) * sizeof(Packed) + 64);
+    auto* pack = reinterpret_cast<Packed*>((reinterpret_cast<uintptr_t>(pack_bytes.data()) + 63) &
+                                           ~uintptr_t(63));
+    for (int64_t t = 0; t < n_tiles; ++t) {
+      tile_rows(w, g0 + 4 * t, rows);
+      pack_tile<Loader>(rows, x.nb, &pack[size_t(t * x.nb)]);
+    }
+    for (int64_t r0 = 0; r0 < x.n_x; r0 += kMaxXTile) {
+      const int nr = int(std::min<int64_t>(kMaxXTile, x.n_x - r0));
+      for (int64_t t = 0; t < n_tiles; ++t) {
+        const int64_t o0 = g0 + 4 * t;
+        PackedSource<Loader> src{&pack[size_t(t * x.nb)]};
+        quad_dispatch(nr, src, x, r0, y, w.rows, o0, std::min<int64_t>(4, g1 - o0));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+BATON_AVX512 void quantize_x_row_avx512(const float* x, QuantizedX& q, int64_t r) {
+  uint8_t* qs = q.qs.data() + r * q.nb * kQK;
+  for (int64_t b = 0; b < q.nb; ++b, x += kQK, qs += kQK) {
+    const __m512 a = _mm512_loadu_ps(x), c = _mm512_loadu_ps(x + 16);
+    const __m512 m = _mm512_max_ps(_mm512_abs_ps(a), _mm512_abs_ps(c));
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, m);
+    float amax = 0;
+    for (float v : lanes) amax = std::max(amax, v);
+    // Same arithmetic as quantize_x_row, so every level quantizes x identically.
+    const float d = amax / 127.f;
+    const float id = d != 0 ? 1.f / d : 0.f;
+    const __m512 vid = _mm512_set1_ps(id);
+    const __m512i qa = _mm512_cvtps_epi32(_mm512_mul_ps(a, vid));  // round to nearest even
+    const __m512i qc = _mm512_cvtps_epi32(_mm512_mul_ps(c, vid));
+    alignas(64) int32_t ilanes[16];
+    _mm512_store_si512(ilanes, _mm512_add_epi32(qa, qc));
+    int sum = 0;
+    for (int32_t v : ilanes) sum += v;
+    const __m512i bias = _mm512_set1_epi32(128);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs),
+                     _mm512_cvtepi32_epi8(_mm512_add_epi32(qa, bias)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + 16),
+                     _mm512_cvtepi32_epi8(_mm512_add_epi32(qc, bias)));
+    q.d[size_t(r * q.nb + b)] = d;
+    q.s[size_t(r * q.nb + b)] = d * float(sum);
+  }
+}
+
+void quant_rows_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
+                       float* y) {
+  switch (w.type) {
+    case TensorType::Q8_0:
+      return quant_rows<LoaderQ8_0>(w, x, o_begin, o_end, y);
+    case TensorType::Q4_0:
+      return quant_rows<LoaderQ4_0>(w, x, o_begin, o_end, y);
+    case TensorType::Q4_K:
+      return quant_rows<LoaderQ4_K>(w, x, o_begin, o_end, y);
+    case TensorType::Q6_K:
+      return quant_rows<LoaderQ6_K>(w, x, o_begin, o_end, y);
+    default:
+      return;
+  }
+}
+
+}  // namespace baton::kernels

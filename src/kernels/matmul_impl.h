@@ -1,0 +1,63 @@
+#pragma once
+// Internal pieces of matmul shared by the per-level kernel files.
+//
+// Quantized weights are read as "signed int8 per element, float scale per 16-element half
+// block, optional float offset per 32-element block":  W[i] = s_half * q[i] + off_block / 32
+// summed over the block, i.e. sum_i W[i]*x[i] = s_lo*dot_lo + s_hi*dot_hi + off*sum(x).
+//   Q8_0: q, s = d, no offset.          Q4_0: q = nibble - 8, s = d.
+//   Q4_K: q = nibble - 8, s = d*sc, off = 8*s - dmin*m.    Q6_K: q = level - 32, s = d*sc.
+// x is quantized per 32 elements: xq = round(x / dx), dx = amax / 127, with sx = dx * sum(xq).
+#include <cstdint>
+#include <vector>
+
+#include "kernels/blocks.h"
+#include "kernels/matmul.h"
+
+namespace baton::kernels {
+
+struct QuantizedX {
+  int64_t n_x = 0;
+  int64_t nb = 0;           // blocks per row
+  bool biased = false;      // qs hold xq + 128 (unsigned operand of VNNI) instead of xq
+  std::vector<uint8_t> qs;  // n_x * nb * 32
+  std::vector<float> d;     // n_x * nb
+  std::vector<float> s;     // n_x * nb: d * sum(xq)
+  const uint8_t* row_qs(int64_t r) const { return qs.data() + r * nb * kQK; }
+  const float* row_d(int64_t r) const { return d.data() + r * nb; }
+  const float* row_s(int64_t r) const { return s.data() + r * nb; }
+};
+
+void resize_quantized_x(QuantizedX& q, int64_t n_x, int64_t nb, bool biased);
+// Quantizes row r of x into q (identical results at every level).
+void quantize_x_row(const float* x, QuantizedX& q, int64_t r);
+void quantize_x_row_avx512(const float* x, QuantizedX& q, int64_t r);
+
+// One weight row in the form above, for the scalar and AVX2 kernels.
+struct UnpackedRow {
+  std::vector<int8_t> q;      // cols
+  std::vector<float> scale8;  // 8 per block: s_lo x4, s_hi x4
+  std::vector<float> off;     // per block
+};
+// values = false fills only the scales and offsets (for kernels that decode weights in place).
+void unpack_row(gguf::TensorType t, const uint8_t* row, int64_t cols, UnpackedRow& out,
+                bool values = true);
+
+// Computes y for weight rows [o_begin, o_end) and every row of x.
+void quant_rows_scalar(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
+                       float* y);
+void quant_rows_avx2(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
+                     float* y);
+void quant_rows_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
+                       float* y);
+void float_rows_scalar(const MatrixView& w, const float* x, int64_t n_x, int64_t o_begin,
+                       int64_t o_end, float* y);
+void float_rows_avx2(const MatrixView& w, const float* x, int64_t n_x, int64_t o_begin,
+                     int64_t o_end, float* y);
+void float_rows_avx512(const MatrixView& w, const float* x, int64_t n_x, int64_t o_begin,
+                       int64_t o_end, float* y);
+
+inline bool is_float_type(gguf::TensorType t) {
+  return t == gguf::TensorType::F32 || t == gguf::TensorType::F16 || t == gguf::TensorType::BF16;
+}
+
+}  // namespace baton::kernels

@@ -1,0 +1,175 @@
+// Scalar reference kernels and the helpers every level shares.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/fp16.h"
+#include "kernels/matmul_impl.h"
+
+namespace baton::kernels {
+
+using gguf::TensorType;
+
+void resize_quantized_x(QuantizedX& q, int64_t n_x, int64_t nb, bool biased) {
+  q.n_x = n_x;
+  q.nb = nb;
+  q.biased = biased;
+  q.qs.resize(size_t(n_x * nb * kQK));
+  q.d.resize(size_t(n_x * nb));
+  q.s.resize(size_t(n_x * nb));
+}
+
+void quantize_x_row(const float* x, QuantizedX& q, int64_t r) {
+  uint8_t* qs = q.qs.data() + r * q.nb * kQK;
+  for (int64_t b = 0; b < q.nb; ++b, x += kQK, qs += kQK) {
+    float amax = 0;
+    for (int i = 0; i < kQK; ++i) amax = std::max(amax, std::fabs(x[i]));
+    const float d = amax / 127.f;
+    const float id = d != 0 ? 1.f / d : 0.f;
+    int sum = 0;
+    for (int i = 0; i < kQK; ++i) {
+      const int v = int(std::nearbyint(x[i] * id));
+      sum += v;
+      qs[i] = uint8_t(q.biased ? v + 128 : v);
+    }
+    q.d[size_t(r * q.nb + b)] = d;
+    q.s[size_t(r * q.nb + b)] = d * float(sum);
+  }
+}
+
+namespace {
+
+void unpack_q8_0(const uint8_t* row, int64_t nb, bool values, UnpackedRow& out) {
+  const auto* blk = reinterpret_cast<const BlockQ8_0*>(row);
+  for (int64_t b = 0; b < nb; ++b) {
+    if (values) std::memcpy(&out.q[size_t(b * kQK)], blk[b].qs, kQK);
+    std::fill_n(&out.scale8[size_t(b * 8)], 8, fp16_to_fp32(blk[b].d));
+  }
+}
+
+void unpack_q4_0(const uint8_t* row, int64_t nb, bool values, UnpackedRow& out) {
+  const auto* blk = reinterpret_cast<const BlockQ4_0*>(row);
+  for (int64_t b = 0; b < nb; ++b) {
+    int8_t* q = values ? &out.q[size_t(b * kQK)] : nullptr;
+    for (int i = 0; values && i < 16; ++i) {
+      q[i] = int8_t((blk[b].qs[i] & 0xF) - 8);
+      q[i + 16] = int8_t((blk[b].qs[i] >> 4) - 8);
+    }
+    std::fill_n(&out.scale8[size_t(b * 8)], 8, fp16_to_fp32(blk[b].d));
+  }
+}
+
+void unpack_q4_k(const uint8_t* row, int64_t nsb, bool values, UnpackedRow& out) {
+  const auto* blk = reinterpret_cast<const BlockQ4_K*>(row);
+  for (int64_t i = 0; i < nsb; ++i) {
+    const float d = fp16_to_fp32(blk[i].d), dmin = fp16_to_fp32(blk[i].dmin);
+    for (int j = 0; j < 8; ++j) {
+      const int64_t b = i * 8 + j;
+      uint8_t sc, m;
+      q4k_scale_min(j, blk[i].scales, &sc, &m);
+      const float s = d * sc;
+      std::fill_n(&out.scale8[size_t(b * 8)], 8, s);
+      out.off[size_t(b)] = 8 * s - dmin * m;
+      const uint8_t* qs = blk[i].qs + 32 * (j / 2);
+      const int shift = 4 * (j % 2);
+      for (int l = 0; values && l < kQK; ++l) {
+        out.q[size_t(b * kQK + l)] = int8_t(((qs[l] >> shift) & 0xF) - 8);
+      }
+    }
+  }
+}
+
+void unpack_q6_k(const uint8_t* row, int64_t nsb, bool values, UnpackedRow& out) {
+  const auto* blk = reinterpret_cast<const BlockQ6_K*>(row);
+  for (int64_t i = 0; i < nsb; ++i) {
+    const float d = fp16_to_fp32(blk[i].d);
+    for (int j = 0; j < 8; ++j) {  // 32-element block j: half n, group k of that half
+      const int64_t b = i * 8 + j;
+      const int n = j / 4, k = j % 4;
+      const uint8_t* ql = blk[i].ql + 64 * n + 32 * (k & 1);
+      const uint8_t* qh = blk[i].qh + 32 * n;
+      const int lshift = 4 * (k >> 1), hshift = 2 * k;
+      for (int l = 0; values && l < kQK; ++l) {
+        const int v = ((ql[l] >> lshift) & 0xF) | (((qh[l] >> hshift) & 3) << 4);
+        out.q[size_t(b * kQK + l)] = int8_t(v - 32);
+      }
+      float* s8 = &out.scale8[size_t(b * 8)];
+      std::fill_n(s8, 4, d * blk[i].scales[2 * j]);
+      std::fill_n(s8 + 4, 4, d * blk[i].scales[2 * j + 1]);
+    }
+  }
+}
+
+}  // namespace
+
+void unpack_row(TensorType t, const uint8_t* row, int64_t cols, UnpackedRow& out, bool values) {
+  const int64_t nb = cols / kQK;
+  if (values) out.q.resize(size_t(cols));
+  out.scale8.resize(size_t(nb * 8));
+  out.off.assign(size_t(nb), 0.f);
+  switch (t) {
+    case TensorType::Q8_0:
+      unpack_q8_0(row, nb, values, out);
+      break;
+    case TensorType::Q4_0:
+      unpack_q4_0(row, nb, values, out);
+      break;
+    case TensorType::Q4_K:
+      unpack_q4_k(row, cols / kQKK, values, out);
+      break;
+    case TensorType::Q6_K:
+      unpack_q6_k(row, cols / kQKK, values, out);
+      break;
+    default:
+      break;
+  }
+}
+
+void quant_rows_scalar(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
+                       float* y) {
+  thread_local UnpackedRow u;
+  for (int64_t o = o_begin; o < o_end; ++o) {
+    unpack_row(w.type, static_cast<const uint8_t*>(w.data) + o * w.row_stride, w.cols, u);
+    for (int64_t r = 0; r < x.n_x; ++r) {
+      const auto* xq = reinterpret_cast<const int8_t*>(x.row_qs(r));
+      const float* xd = x.row_d(r);
+      const float* xs = x.row_s(r);
+      float acc = 0;
+      for (int64_t b = 0; b < x.nb; ++b) {
+        const int8_t* wq = &u.q[size_t(b * kQK)];
+        int lo = 0, hi = 0;
+        for (int i = 0; i < 16; ++i) lo += wq[i] * xq[b * kQK + i];
+        for (int i = 16; i < kQK; ++i) hi += wq[i] * xq[b * kQK + i];
+        acc += float(lo) * (u.scale8[size_t(b * 8)] * xd[b]);
+        acc += float(hi) * (u.scale8[size_t(b * 8 + 4)] * xd[b]);
+        acc += u.off[size_t(b)] * xs[b];
+      }
+      y[r * w.rows + o] = acc;
+    }
+  }
+}
+
+void float_rows_scalar(const MatrixView& w, const float* x, int64_t n_x, int64_t o_begin,
+                       int64_t o_end, float* y) {
+  thread_local std::vector<float> row;
+  row.resize(size_t(w.cols));
+  for (int64_t o = o_begin; o < o_end; ++o) {
+    const uint8_t* src = static_cast<const uint8_t*>(w.data) + o * w.row_stride;
+    if (w.type == TensorType::F32) {
+      std::memcpy(row.data(), src, size_t(w.cols) * 4);
+    } else {
+      const auto* h = reinterpret_cast<const uint16_t*>(src);
+      for (int64_t i = 0; i < w.cols; ++i) {
+        row[size_t(i)] = w.type == TensorType::F16 ? fp16_to_fp32(h[i]) : bf16_to_fp32(h[i]);
+      }
+    }
+    for (int64_t r = 0; r < n_x; ++r) {
+      const float* xr = x + r * w.cols;
+      float acc = 0;
+      for (int64_t i = 0; i < w.cols; ++i) acc += row[size_t(i)] * xr[i];
+      y[r * w.rows + o] = acc;
+    }
+  }
+}
+
+}  // namespace baton::kernels

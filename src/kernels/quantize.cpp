@@ -1,0 +1,174 @@
+#include "kernels/quantize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/blocks.h"
+#include "kernels/fp16.h"
+#include "kernels/quantize_k.h"
+
+namespace baton::kernels {
+namespace {
+
+using gguf::TensorType;
+
+std::string type_label(TensorType t) {
+  return "type id " + std::to_string(uint32_t(t));
+}
+
+void quantize_q8_0(const float* x, BlockQ8_0* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, x += kQK) {
+    float amax = 0;
+    for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(x[j]));
+    const float d = amax / 127.f;
+    const float id = d != 0 ? 1.f / d : 0.f;
+    y[i].d = fp32_to_fp16(d);
+    for (int j = 0; j < kQK; ++j) y[i].qs[j] = int8_t(std::lround(x[j] * id));
+  }
+}
+
+void dequantize_q8_0(const BlockQ8_0* x, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, y += kQK) {
+    const float d = fp16_to_fp32(x[i].d);
+    for (int j = 0; j < kQK; ++j) y[j] = x[i].qs[j] * d;
+  }
+}
+
+void quantize_q4_0(const float* x, BlockQ4_0* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, x += kQK) {
+    // The signed extreme maps to -8 so the full 16 levels are used.
+    float amax = 0, max = 0;
+    for (int j = 0; j < kQK; ++j) {
+      if (std::fabs(x[j]) > amax) {
+        amax = std::fabs(x[j]);
+        max = x[j];
+      }
+    }
+    const float d = max / -8.f;
+    const float id = d != 0 ? 1.f / d : 0.f;
+    y[i].d = fp32_to_fp16(d);
+    for (int j = 0; j < kQK / 2; ++j) {
+      const int lo = std::min(15, int(int8_t(x[j] * id + 8.5f)));
+      const int hi = std::min(15, int(int8_t(x[j + kQK / 2] * id + 8.5f)));
+      y[i].qs[j] = uint8_t(lo | (hi << 4));
+    }
+  }
+}
+
+void dequantize_q4_0(const BlockQ4_0* x, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, y += kQK) {
+    const float d = fp16_to_fp32(x[i].d);
+    for (int j = 0; j < kQK / 2; ++j) {
+      y[j] = ((x[i].qs[j] & 0x0F) - 8) * d;
+      y[j + kQK / 2] = ((x[i].qs[j] >> 4) - 8) * d;
+    }
+  }
+}
+
+}  // namespace
+
+BlockShape block_shape(TensorType t) {
+  switch (t) {
+    case TensorType::F32:
+      return {1, 4};
+    case TensorType::F16:
+      return {1, 2};
+    case TensorType::BF16:
+      return {1, 2};
+    case TensorType::Q8_0:
+      return {kQK, sizeof(BlockQ8_0)};
+    case TensorType::Q4_0:
+      return {kQK, sizeof(BlockQ4_0)};
+    case TensorType::Q4_K:
+      return {kQKK, sizeof(BlockQ4_K)};
+    case TensorType::Q6_K:
+      return {kQKK, sizeof(BlockQ6_K)};
+    default:
+      return {};
+  }
+}
+
+size_t kernel_row_bytes(TensorType t, int64_t n) {
+  const BlockShape s = block_shape(t);
+  if (s.elems == 0) {
+    throw std::invalid_argument("kernels: tensor " + type_label(t) +
+                                " is not supported (expected f32 f16 bf16 q8_0 q4_0 q4_K q6_K)");
+  }
+  if (n < 0 || n % s.elems != 0) {
+    throw std::invalid_argument("kernels: row length " + std::to_string(n) + " of " +
+                                type_label(t) + " must be a multiple of its block size " +
+                                std::to_string(s.elems));
+  }
+  return size_t(n / s.elems * s.bytes);
+}
+
+void quantize_row(TensorType t, const float* src, void* dst, int64_t n) {
+  const int64_t nb = int64_t(kernel_row_bytes(t, n)) / block_shape(t).bytes;
+  switch (t) {
+    case TensorType::F32:
+      std::memcpy(dst, src, size_t(n) * 4);
+      break;
+    case TensorType::F16: {
+      auto* d = static_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) d[i] = fp32_to_fp16(src[i]);
+      break;
+    }
+    case TensorType::BF16: {
+      auto* d = static_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) d[i] = fp32_to_bf16(src[i]);
+      break;
+    }
+    case TensorType::Q8_0:
+      quantize_q8_0(src, static_cast<BlockQ8_0*>(dst), nb);
+      break;
+    case TensorType::Q4_0:
+      quantize_q4_0(src, static_cast<BlockQ4_0*>(dst), nb);
+      break;
+    case TensorType::Q4_K:
+      quantize_q4_k(src, static_cast<BlockQ4_K*>(dst), nb);
+      break;
+    case TensorType::Q6_K:
+      quantize_q6_k(src, static_cast<BlockQ6_K*>(dst), nb);
+      break;
+    default:
+      break;  // kernel_row_bytes already threw
+  }
+}
+
+void dequantize_row(TensorType t, const void* src, float* dst, int64_t n) {
+  const int64_t nb = int64_t(kernel_row_bytes(t, n)) / block_shape(t).bytes;
+  switch (t) {
+    case TensorType::F32:
+      std::memcpy(dst, src, size_t(n) * 4);
+      break;
+    case TensorType::F16: {
+      const auto* s = static_cast<const uint16_t*>(src);
+      for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_fp32(s[i]);
+      break;
+    }
+    case TensorType::BF16: {
+      const auto* s = static_cast<const uint16_t*>(src);
+      for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_fp32(s[i]);
+      break;
+    }
+    case TensorType::Q8_0:
+      dequantize_q8_0(static_cast<const BlockQ8_0*>(src), dst, nb);
+      break;
+    case TensorType::Q4_0:
+      dequantize_q4_0(static_cast<const BlockQ4_0*>(src), dst, nb);
+      break;
+    case TensorType::Q4_K:
+      dequantize_q4_k(static_cast<const BlockQ4_K*>(src), dst, nb);
+      break;
+    case TensorType::Q6_K:
+      dequantize_q6_k(static_cast<const BlockQ6_K*>(src), dst, nb);
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace baton::kernels

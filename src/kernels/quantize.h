@@ -1,0 +1,27 @@
+#pragma once
+// Row conversions between f32 and every tensor type the kernels support:
+// F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K. Dequantization matches ggml's reference bit for bit;
+// quantization rounds to nearest (Q8_0, Q4_0) or searches scales per sub-block (Q4_K, Q6_K).
+#include <cstddef>
+#include <cstdint>
+
+#include "gguf/tensor_type.h"
+
+namespace baton::kernels {
+
+// n must be a multiple of the type's block size; throws std::invalid_argument otherwise or for
+// an unsupported type.
+void quantize_row(gguf::TensorType t, const float* src, void* dst, int64_t n);
+void dequantize_row(gguf::TensorType t, const void* src, float* dst, int64_t n);
+
+// Block geometry of the supported types (0 elements for unsupported ones), without needing the
+// gguf module's trait table.
+struct BlockShape {
+  int64_t elems = 0;
+  int64_t bytes = 0;
+};
+BlockShape block_shape(gguf::TensorType t);
+// Bytes of a row of n elements; throws std::invalid_argument like quantize_row.
+size_t kernel_row_bytes(gguf::TensorType t, int64_t n);
+
+}  // namespace baton::kernels

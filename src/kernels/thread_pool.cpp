@@ -1,0 +1,117 @@
+#include "kernels/thread_pool.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace baton::kernels {
+namespace {
+
+thread_local bool t_inside_pool = false;
+
+// Poll this many times before sleeping: a forward pass issues hundreds of short parallel_for
+// calls per token, and a futex wake-up per call costs more than the work. After the first
+// polls each one yields, so an oversubscribed machine still runs the thread with work.
+constexpr int kSpinPolls = 2000;
+constexpr int kPausePolls = 200;
+
+inline void cpu_relax(int i) {
+  if (i >= kPausePolls) {
+    std::this_thread::yield();
+    return;
+  }
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace
+
+ThreadPool::ThreadPool(int n_threads) {
+  if (n_threads <= 0) n_threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  workers_.reserve(size_t(n_threads - 1));
+  for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this, i] { worker_main(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+    generation_.fetch_add(1);
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::run_chunk(int index) {
+  if (index >= chunks_) return;
+  const int64_t begin = n_ * index / chunks_;
+  const int64_t end = n_ * (index + 1) / chunks_;
+  if (begin >= end) return;
+  try {
+    (*fn_)(begin, end);
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!error_) error_ = std::current_exception();
+  }
+}
+
+void ThreadPool::worker_main(int index) {
+  t_inside_pool = true;
+  uint64_t seen = 0;
+  for (;;) {
+    uint64_t gen = generation_.load(std::memory_order_acquire);
+    for (int i = 0; i < kSpinPolls && gen == seen; ++i) {
+      cpu_relax(i);
+      gen = generation_.load(std::memory_order_acquire);
+    }
+    if (gen == seen) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return generation_.load() != seen; });
+      gen = generation_.load();
+    }
+    seen = gen;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stop_) return;
+    }
+    run_chunk(index);
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_cv_.notify_one();
+    }
+  }
+}
+
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  const int chunks = int(std::min<int64_t>(size(), n));
+  if (chunks == 1 || t_inside_pool) {
+    fn(0, n);
+    return;
+  }
+  std::lock_guard<std::mutex> call_lock(call_mutex_);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fn_ = &fn;
+    n_ = n;
+    chunks_ = chunks;
+    error_ = nullptr;
+    pending_.store(int(workers_.size()), std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_release);
+  }
+  wake_.notify_all();
+  t_inside_pool = true;
+  run_chunk(0);
+  t_inside_pool = false;
+  for (int i = 0; i < kSpinPolls && pending_.load(std::memory_order_acquire) != 0; ++i) {
+    cpu_relax(i);
+  }
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_cv_.wait(lock, [&] { return pending_.load(std::memory_order_acquire) == 0; });
+    fn_ = nullptr;
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+}
+
+}  // namespace baton::kernels

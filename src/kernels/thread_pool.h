@@ -1,0 +1,49 @@
+#pragma once
+// A fixed set of worker threads for the forward pass. The calling thread takes part, so a pool
+// of size 1 has no workers and runs everything inline.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace baton::kernels {
+
+class ThreadPool {
+ public:
+  // n_threads counts the caller; <= 0 means std::thread::hardware_concurrency().
+  explicit ThreadPool(int n_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return int(workers_.size()) + 1; }
+
+  // Runs fn(begin, end) over [0, n) split into size() contiguous chunks (fewer when n is
+  // small); returns when all are done and rethrows the first exception any chunk threw. Calls
+  // from several threads at once are serialised; a call from inside a chunk runs inline.
+  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
+
+ private:
+  void worker_main(int index);
+  void run_chunk(int index);
+
+  std::vector<std::thread> workers_;
+  std::mutex call_mutex_;  // one parallel_for at a time
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_cv_;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};
+  bool stop_ = false;
+  // The job of the current generation.
+  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+  int64_t n_ = 0;
+  int chunks_ = 0;
+  std::exception_ptr error_;
+};
+
+}  // namespace baton::kernels

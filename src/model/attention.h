@@ -1,0 +1,33 @@
+#pragma once
+// Causal attention over cached K/V. Keys are walked block by block in position order and every
+// reduction of a query row runs in an order fixed by that row alone, so the result does not
+// depend on what else is in the batch, how rows are tiled, or how the prompt was chunked.
+#include <cstdint>
+#include <vector>
+
+#include "model/kv_cache.h"
+
+namespace baton::model {
+
+struct AttentionShape {
+  int32_t n_head = 0;
+  int32_t n_head_kv = 0;
+  int32_t head_dim = 0;
+  float scale = 1.0f;  // 1/sqrt(head_dim)
+};
+
+// Scratch reused across calls by one thread.
+struct AttentionScratch {
+  std::vector<float> scores;  // rows × group × (max_pos + 1)
+  std::vector<float> block;   // block_size × head_dim
+  std::vector<float> inv_sum;
+};
+
+// Attends the query heads of KV head `kv_head` for n_rows rows of ONE sequence (q and out are
+// row-major with n_head × head_dim floats per row; pos[i] is row i's position) over positions
+// 0..pos[i], whose K/V live in block_table[p / block_size]. The rows share each block read.
+void attend_rows(const KvCache& cache, int32_t layer, const AttentionShape& s, int32_t kv_head,
+                 const float* q, const int32_t* pos, int32_t n_rows, const int32_t* block_table,
+                 float* out, AttentionScratch& scratch);
+
+}  // namespace baton::model

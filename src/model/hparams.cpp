@@ -1,0 +1,110 @@
+#include "model/hparams.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace baton::model {
+
+const char* arch_name(Arch a) {
+  switch (a) {
+    case Arch::Llama:
+      return "llama";
+    case Arch::Qwen2:
+      return "qwen2";
+    case Arch::Qwen3:
+      return "qwen3";
+  }
+  return "?";
+}
+
+namespace {
+
+Arch parse_arch(const std::string& s, const std::string& path) {
+  if (s == "llama") return Arch::Llama;
+  if (s == "qwen2") return Arch::Qwen2;
+  if (s == "qwen3") return Arch::Qwen3;
+  throw std::runtime_error(fmt::format(
+      "{}: general.architecture '{}' is not supported (supported: llama, qwen2, qwen3)", path, s));
+}
+
+int32_t positive(const gguf::GgufFile& f, const std::string& key, int64_t v, int64_t max) {
+  if (v <= 0 || v > max) {
+    throw std::runtime_error(
+        fmt::format("{}: {} = {} is out of range (expected 1..{})", f.path(), key, v, max));
+  }
+  return static_cast<int32_t>(v);
+}
+
+}  // namespace
+
+HParams read_hparams(const gguf::GgufFile& f) {
+  HParams h;
+  h.arch_key = f.get_string_or("general.architecture", "");
+  if (h.arch_key.empty()) {
+    throw std::runtime_error(f.path() + ": general.architecture is missing (not a model file?)");
+  }
+  h.arch = parse_arch(h.arch_key, f.path());
+  h.name = f.get_string_or("general.name", h.arch_key);
+  const std::string a = h.arch_key + ".";
+  auto req = [&](const char* k, int64_t max) {
+    std::string key = a + k;
+    if (!f.has(key)) throw std::runtime_error(f.path() + ": required key " + key + " is missing");
+    return positive(f, key, f.get_int(key), max);
+  };
+  h.n_embd = req("embedding_length", 1 << 16);
+  h.n_layer = req("block_count", 1024);
+  h.n_ff = req("feed_forward_length", 1 << 20);
+  h.n_head = req("attention.head_count", 1024);
+  h.n_head_kv = positive(f, a + "attention.head_count_kv",
+                         f.get_int_or(a + "attention.head_count_kv", h.n_head), 1024);
+  if (h.n_head % h.n_head_kv != 0) {
+    throw std::runtime_error(
+        fmt::format("{}: {}attention.head_count {} is not a multiple of "
+                    "head_count_kv {}",
+                    f.path(), a, h.n_head, h.n_head_kv));
+  }
+  int64_t default_hd = h.n_embd / h.n_head;
+  h.head_dim = positive(f, a + "attention.key_length",
+                        f.get_int_or(a + "attention.key_length", default_hd), 4096);
+  int64_t vlen = f.get_int_or(a + "attention.value_length", h.head_dim);
+  if (vlen != h.head_dim) {
+    throw std::runtime_error(
+        fmt::format("{}: {}attention.value_length {} differs from key_length "
+                    "{} (not supported)",
+                    f.path(), a, vlen, h.head_dim));
+  }
+  if (h.head_dim % 2 != 0) {
+    throw std::runtime_error(
+        fmt::format("{}: head dimension {} must be even", f.path(), h.head_dim));
+  }
+  h.n_rot = positive(f, a + "rope.dimension_count",
+                     f.get_int_or(a + "rope.dimension_count", h.head_dim), h.head_dim);
+  if (h.n_rot % 2 != 0) {
+    throw std::runtime_error(
+        fmt::format("{}: {}rope.dimension_count {} must be even", f.path(), a, h.n_rot));
+  }
+  h.n_ctx_train =
+      positive(f, a + "context_length", f.get_int_or(a + "context_length", 2048), 1 << 24);
+  h.rms_eps = static_cast<float>(f.get_float_or(a + "attention.layer_norm_rms_epsilon", 1e-5));
+  h.rope_base = static_cast<float>(f.get_float_or(a + "rope.freq_base", 10000.0));
+  if (!(h.rope_base > 0)) {
+    throw std::runtime_error(fmt::format("{}: {}rope.freq_base must be > 0", f.path(), a));
+  }
+  h.rope_mode = h.arch == Arch::Llama ? RopeMode::Normal : RopeMode::Neox;
+  h.rope_scaling_type = f.get_string_or(a + "rope.scaling.type", "");
+  if (h.rope_scaling_type == "none") h.rope_scaling_type.clear();
+  h.rope_scaling_factor = static_cast<float>(f.get_float_or(a + "rope.scaling.factor", 1.0));
+  h.rope_orig_ctx =
+      static_cast<int32_t>(f.get_int_or(a + "rope.scaling.original_context_length", h.n_ctx_train));
+  h.rope_low_freq_factor =
+      static_cast<float>(f.get_float_or(a + "rope.scaling.low_freq_factor", 1.0));
+  h.rope_high_freq_factor =
+      static_cast<float>(f.get_float_or(a + "rope.scaling.high_freq_factor", 4.0));
+  if (!h.rope_scaling_type.empty() && !(h.rope_scaling_factor > 0)) {
+    throw std::runtime_error(fmt::format("{}: {}rope.scaling.factor must be > 0", f.path(), a));
+  }
+  return h;
+}
+
+}  // namespace baton::model

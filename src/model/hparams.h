@@ -1,0 +1,48 @@
+#pragma once
+// Hyperparameters of a llama-family model, read from GGUF metadata ({arch}.* keys).
+#include <cstdint>
+#include <string>
+
+#include "gguf/gguf_file.h"
+
+namespace baton::model {
+
+enum class Arch { Llama, Qwen2, Qwen3 };
+const char* arch_name(Arch a);
+
+// How RoPE pairs dimensions: "normal" rotates adjacent pairs (2i, 2i+1), "neox" rotates
+// (i, i + n_rot/2).
+enum class RopeMode { Normal, Neox };
+
+struct HParams {
+  Arch arch = Arch::Llama;
+  std::string arch_key;  // the general.architecture string, prefix of every key
+  std::string name;
+  int32_t n_vocab = 0;
+  int32_t n_embd = 0;
+  int32_t n_layer = 0;
+  int32_t n_ff = 0;
+  int32_t n_head = 0;
+  int32_t n_head_kv = 0;
+  int32_t head_dim = 0;
+  int32_t n_rot = 0;  // rotated dimensions per head (<= head_dim)
+  int32_t n_ctx_train = 0;
+  float rms_eps = 1e-5f;
+  float rope_base = 10000.0f;
+  RopeMode rope_mode = RopeMode::Normal;
+  // Scaling without a rope_freqs tensor: "linear" divides positions by factor; "llama3" applies
+  // the Llama-3.1 wavelength-dependent factors.
+  std::string rope_scaling_type;  // "" = none
+  float rope_scaling_factor = 1.0f;
+  int32_t rope_orig_ctx = 0;
+  float rope_low_freq_factor = 1.0f;
+  float rope_high_freq_factor = 4.0f;
+
+  int32_t q_dim() const { return n_head * head_dim; }
+  int32_t kv_dim() const { return n_head_kv * head_dim; }
+};
+
+// Throws std::runtime_error naming the key/architecture when the file is not a usable model.
+HParams read_hparams(const gguf::GgufFile& f);
+
+}  // namespace baton::model

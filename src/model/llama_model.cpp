@@ -1,0 +1,241 @@
+#include "model/llama_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <thread>
+
+#include "kernels/matmul.h"
+#include "model/attention.h"
+#include "model/ops.h"
+
+namespace baton::model {
+
+// Activations of every row of one forward pass (row-major, one row per token).
+struct LlamaModel::Acts {
+  int64_t n = 0;
+  std::vector<int32_t> pos, row_seq;
+  std::vector<const int32_t*> row_table;
+  std::vector<std::pair<int64_t, int32_t>> tiles;  // (first row, rows) within one sequence
+  std::vector<float> x, xn, q, k, v, att, tmp, gate, up, cos_v, sin_v;
+};
+
+namespace {
+
+int default_threads(int requested) {
+  if (requested > 0) return requested;
+  const unsigned hc = std::thread::hardware_concurrency();
+  return hc == 0 ? 1 : static_cast<int>(hc);
+}
+
+// Rows of one sequence attended together, sharing each K/V block read.
+constexpr int32_t kAttentionTile = 16;
+
+void add_bias(float* y, const std::vector<float>& b, int64_t n_rows) {
+  if (b.empty()) return;
+  const int64_t d = static_cast<int64_t>(b.size());
+  for (int64_t r = 0; r < n_rows; ++r) add_inplace(y + r * d, b.data(), d);
+}
+
+}  // namespace
+
+LlamaModel::LlamaModel(std::unique_ptr<gguf::GgufFile> file, const ModelOptions& opts)
+    : file_(std::move(file)),
+      h_(read_hparams(*file_)),
+      w_(load_weights(*file_, h_)),
+      rope_(std::make_unique<Rope>(h_, w_.rope_freqs)),
+      kv_(opts.kv_type, opts.block_size, h_.n_layer, h_.n_head_kv, h_.head_dim),
+      pool_(std::make_unique<kernels::ThreadPool>(default_threads(opts.threads))) {}
+
+LlamaModel::~LlamaModel() = default;
+
+template <typename F>
+void LlamaModel::for_rows(int64_t n, F&& fn) {
+  if (n < 4) {
+    for (int64_t r = 0; r < n; ++r) fn(r);
+    return;
+  }
+  pool_->parallel_for(n, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) fn(r);
+  });
+}
+
+void LlamaModel::validate(const std::vector<SeqSlice>& seqs) const {
+  const int32_t bs = kv_.block_size();
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    const auto& s = seqs[i];
+    if (s.n_tokens < 0 || (s.n_tokens > 0 && !s.tokens)) {
+      throw std::runtime_error(fmt::format("batch seq {}: bad token list", i));
+    }
+    if (s.n_tokens == 0) {
+      if (s.want_logits)
+        throw std::runtime_error(
+            fmt::format("batch seq {}: want_logits with "
+                        "no tokens",
+                        i));
+      continue;
+    }
+    if (s.start_pos < 0 || s.start_pos > (1 << 30) - s.n_tokens) {
+      throw std::runtime_error(
+          fmt::format("batch seq {}: start_pos {} out of range", i, s.start_pos));
+    }
+    for (int32_t t = 0; t < s.n_tokens; ++t) {
+      if (s.tokens[t] < 0 || s.tokens[t] >= h_.n_vocab) {
+        throw std::runtime_error(fmt::format("batch seq {}: token id {} out of range (n_vocab {})",
+                                             i, s.tokens[t], h_.n_vocab));
+      }
+    }
+    const int32_t need = (s.start_pos + s.n_tokens - 1) / bs + 1;
+    if (s.n_table < need) {
+      throw std::runtime_error(
+          fmt::format("batch seq {}: block_table has {} blocks, positions up "
+                      "to {} need {}",
+                      i, s.n_table, s.start_pos + s.n_tokens - 1, need));
+    }
+    for (int32_t b = 0; b < need; ++b) {
+      if (s.block_table[b] < 0 || s.block_table[b] >= kv_.n_blocks()) {
+        throw std::runtime_error(
+            fmt::format("batch seq {}: block id {} out of range (allocated "
+                        "{}; call allocate_kv first)",
+                        i, s.block_table[b], kv_.n_blocks()));
+      }
+    }
+  }
+}
+
+void LlamaModel::forward(const std::vector<SeqSlice>& seqs,
+                         std::vector<std::vector<float>>& logits) {
+  validate(seqs);
+  Acts a;
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    for (int32_t t = 0; t < seqs[i].n_tokens; t += kAttentionTile) {
+      a.tiles.emplace_back(static_cast<int64_t>(a.pos.size()) + t,
+                           std::min(kAttentionTile, seqs[i].n_tokens - t));
+    }
+    for (int32_t t = 0; t < seqs[i].n_tokens; ++t) {
+      a.pos.push_back(seqs[i].start_pos + t);
+      a.row_seq.push_back(static_cast<int32_t>(i));
+      a.row_table.push_back(seqs[i].block_table);
+    }
+  }
+  a.n = static_cast<int64_t>(a.pos.size());
+  logits.clear();
+  if (a.n == 0) return;
+  const int64_t E = h_.n_embd, P = rope_->n_pairs();
+  a.x.resize(a.n * E);
+  a.xn.resize(a.n * E);
+  a.cos_v.resize(a.n * P);
+  a.sin_v.resize(a.n * P);
+  {
+    int64_t r = 0;
+    for (const auto& s : seqs) {
+      for (int32_t t = 0; t < s.n_tokens; ++t, ++r) {
+        kernels::get_row(w_.token_embd, s.tokens[t], a.x.data() + r * E);
+      }
+    }
+  }
+  for_rows(a.n, [&](int64_t r) {
+    rope_->angles(a.pos[r], a.cos_v.data() + r * P, a.sin_v.data() + r * P);
+  });
+  for (int32_t il = 0; il < h_.n_layer; ++il) layer(il, a);
+
+  // Final norm and the output projection, only for the rows that want logits.
+  std::vector<float> last;
+  int64_t row_end = 0;
+  for (const auto& s : seqs) {
+    row_end += s.n_tokens;
+    if (!s.want_logits) continue;
+    last.resize(last.size() + E);
+    rms_norm(a.x.data() + (row_end - 1) * E, w_.output_norm.data(), static_cast<int32_t>(E),
+             h_.rms_eps, last.data() + last.size() - E);
+  }
+  const int64_t n_out = static_cast<int64_t>(last.size()) / E;
+  if (n_out == 0) return;
+  std::vector<float> all(n_out * h_.n_vocab);
+  kernels::matmul(w_.output, last.data(), n_out, all.data(), pool_.get());
+  for (int64_t i = 0; i < n_out; ++i) {
+    logits.emplace_back(all.begin() + i * h_.n_vocab, all.begin() + (i + 1) * h_.n_vocab);
+  }
+}
+
+void LlamaModel::layer(int32_t il, Acts& a) {
+  const auto& L = w_.layers[il];
+  const int64_t n = a.n, E = h_.n_embd, QD = h_.q_dim(), KD = h_.kv_dim(), F = h_.n_ff;
+  const int64_t P = rope_->n_pairs(), HD = h_.head_dim;
+  a.q.resize(n * QD);
+  a.k.resize(n * KD);
+  a.v.resize(n * KD);
+  a.att.resize(n * QD);
+  a.tmp.resize(n * E);
+
+  for_rows(n, [&](int64_t r) {
+    rms_norm(a.x.data() + r * E, L.attn_norm.data(), E, h_.rms_eps, a.xn.data() + r * E);
+  });
+  kernels::matmul(L.wq, a.xn.data(), n, a.q.data(), pool_.get());
+  kernels::matmul(L.wk, a.xn.data(), n, a.k.data(), pool_.get());
+  kernels::matmul(L.wv, a.xn.data(), n, a.v.data(), pool_.get());
+  add_bias(a.q.data(), L.bq, n);
+  add_bias(a.k.data(), L.bk, n);
+  add_bias(a.v.data(), L.bv, n);
+  for_rows(n, [&](int64_t r) {
+    float* q = a.q.data() + r * QD;
+    float* k = a.k.data() + r * KD;
+    if (!L.q_norm.empty()) {
+      for (int32_t h = 0; h < h_.n_head; ++h)
+        rms_norm(q + h * HD, L.q_norm.data(), HD, h_.rms_eps, q + h * HD);
+      for (int32_t h = 0; h < h_.n_head_kv; ++h)
+        rms_norm(k + h * HD, L.k_norm.data(), HD, h_.rms_eps, k + h * HD);
+    }
+    rope_->apply(q, h_.n_head, a.cos_v.data() + r * P, a.sin_v.data() + r * P);
+    rope_->apply(k, h_.n_head_kv, a.cos_v.data() + r * P, a.sin_v.data() + r * P);
+  });
+  // Every row's K/V goes to the cache before any row attends, and attention reads only the
+  // cache: a token then sees the same (possibly F16-rounded) keys in any chunking.
+  const int32_t bs = kv_.block_size();
+  for (int64_t r = 0; r < n; ++r) {
+    kv_.write(a.row_table[r][a.pos[r] / bs], a.pos[r] % bs, il, a.k.data() + r * KD,
+              a.v.data() + r * KD);
+  }
+  attention(il, a);
+  kernels::matmul(L.wo, a.att.data(), n, a.tmp.data(), pool_.get());
+  add_inplace(a.x.data(), a.tmp.data(), n * E);
+
+  a.gate.resize(n * F);
+  a.up.resize(n * F);
+  for_rows(n, [&](int64_t r) {
+    rms_norm(a.x.data() + r * E, L.ffn_norm.data(), E, h_.rms_eps, a.xn.data() + r * E);
+  });
+  kernels::matmul(L.w_gate, a.xn.data(), n, a.gate.data(), pool_.get());
+  kernels::matmul(L.w_up, a.xn.data(), n, a.up.data(), pool_.get());
+  for_rows(n, [&](int64_t r) { silu_mul(a.gate.data() + r * F, a.up.data() + r * F, F); });
+  kernels::matmul(L.w_down, a.gate.data(), n, a.tmp.data(), pool_.get());
+  add_inplace(a.x.data(), a.tmp.data(), n * E);
+}
+
+void LlamaModel::attention(int32_t il, Acts& a) {
+  AttentionShape s;
+  s.n_head = h_.n_head;
+  s.n_head_kv = h_.n_head_kv;
+  s.head_dim = h_.head_dim;
+  s.scale = 1.0f / std::sqrt(static_cast<float>(h_.head_dim));
+  const int64_t QD = h_.q_dim();
+  const int64_t items = static_cast<int64_t>(a.tiles.size()) * h_.n_head_kv;
+  auto run = [&](int64_t b, int64_t e) {
+    AttentionScratch scratch;
+    for (int64_t it = b; it < e; ++it) {
+      const auto [r, n] = a.tiles[it / h_.n_head_kv];
+      const int32_t g = static_cast<int32_t>(it % h_.n_head_kv);
+      attend_rows(kv_, il, s, g, a.q.data() + r * QD, a.pos.data() + r, n, a.row_table[r],
+                  a.att.data() + r * QD, scratch);
+    }
+  };
+  if (items < 2) {
+    run(0, items);
+  } else {
+    pool_->parallel_for(items, run);
+  }
+}
+
+}  // namespace baton::model

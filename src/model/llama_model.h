@@ -1,0 +1,68 @@
+#pragma once
+// A llama-family model (llama, qwen2, qwen3) over a GGUF mapping, with its block KV cache and
+// the forward pass over a ragged batch of sequences.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "kernels/thread_pool.h"
+#include "model/hparams.h"
+#include "model/kv_cache.h"
+#include "model/rope.h"
+#include "model/weights.h"
+
+namespace baton::model {
+
+struct ModelOptions {
+  int threads = 0;  // 0 = hardware concurrency
+  KvType kv_type = KvType::F16;
+  int32_t block_size = 16;
+};
+
+// One sequence's slice of a batch (see engine::SeqChunk).
+struct SeqSlice {
+  int32_t start_pos = 0;
+  const int32_t* tokens = nullptr;
+  int32_t n_tokens = 0;
+  const int32_t* block_table = nullptr;
+  int32_t n_table = 0;
+  bool want_logits = false;
+};
+
+class LlamaModel {
+ public:
+  // Owns the file. Throws std::runtime_error naming what is wrong with it.
+  LlamaModel(std::unique_ptr<gguf::GgufFile> file, const ModelOptions& opts);
+  ~LlamaModel();
+
+  const HParams& hparams() const { return h_; }
+  const ModelWeights& weights() const { return w_; }
+  const gguf::GgufFile& file() const { return *file_; }
+  KvCache& kv() { return kv_; }
+  const KvCache& kv() const { return kv_; }
+  kernels::ThreadPool& pool() { return *pool_; }
+
+  // Runs every slice's tokens through the model, writing their K/V into the cache, and returns
+  // the last-token logits of each slice with want_logits, in order. Throws std::runtime_error
+  // on a bad slice (token out of range, block table too short, block id out of range).
+  void forward(const std::vector<SeqSlice>& seqs, std::vector<std::vector<float>>& logits);
+
+ private:
+  struct Acts;
+  void validate(const std::vector<SeqSlice>& seqs) const;
+  void layer(int32_t il, Acts& a);
+  void attention(int32_t il, Acts& a);
+  template <typename F>
+  void for_rows(int64_t n, F&& fn);
+
+  std::unique_ptr<gguf::GgufFile> file_;
+  HParams h_;
+  ModelWeights w_;
+  std::unique_ptr<Rope> rope_;
+  KvCache kv_;
+  std::unique_ptr<kernels::ThreadPool> pool_;
+};
+
+}  // namespace baton::model

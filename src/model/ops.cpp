@@ -1,0 +1,25 @@
+#include "model/ops.h"
+
+#include <cmath>
+
+namespace baton::model {
+
+void rms_norm(const float* x, const float* w, int32_t n, float eps, float* out) {
+  double ss = 0;  // sequential double sum: exact enough and fixed in order
+  for (int32_t i = 0; i < n; ++i) ss += static_cast<double>(x[i]) * x[i];
+  const float scale = static_cast<float>(1.0 / std::sqrt(ss / n + eps));
+  for (int32_t i = 0; i < n; ++i) out[i] = x[i] * scale * w[i];
+}
+
+void silu_mul(float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    gate[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
+void add_inplace(float* x, const float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] += y[i];
+}
+
+}  // namespace baton::model

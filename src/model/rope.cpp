@@ -1,0 +1,71 @@
+#include "model/rope.h"
+
+#include <cmath>
+#include <numbers>
+
+#include "util/log.h"
+
+namespace baton::model {
+namespace {
+
+// Llama-3.1 scaling: long wavelengths are slowed by `factor`, short ones kept, and the band in
+// between interpolated smoothly.
+double llama3_divisor(double inv_freq, const HParams& h) {
+  const double wavelen = 2.0 * std::numbers::pi / inv_freq;
+  const double low_wavelen = h.rope_orig_ctx / h.rope_low_freq_factor;
+  const double high_wavelen = h.rope_orig_ctx / h.rope_high_freq_factor;
+  if (wavelen < high_wavelen) return 1.0;
+  if (wavelen > low_wavelen) return h.rope_scaling_factor;
+  const double smooth = (h.rope_orig_ctx / wavelen - h.rope_low_freq_factor) /
+                        (h.rope_high_freq_factor - h.rope_low_freq_factor);
+  return 1.0 / ((1.0 - smooth) / h.rope_scaling_factor + smooth);
+}
+
+}  // namespace
+
+Rope::Rope(const HParams& h, const std::vector<float>& freq_divisors)
+    : mode_(h.rope_mode), head_dim_(h.head_dim) {
+  const int32_t pairs = h.n_rot / 2;
+  inv_freq_.resize(pairs);
+  for (int32_t i = 0; i < pairs; ++i) {
+    inv_freq_[i] = std::pow(static_cast<double>(h.rope_base), -2.0 * i / h.n_rot);
+  }
+  if (!freq_divisors.empty()) {
+    for (int32_t i = 0; i < pairs; ++i) inv_freq_[i] /= freq_divisors[i];
+  } else if (h.rope_scaling_type == "linear") {
+    pos_scale_ = 1.0 / h.rope_scaling_factor;
+  } else if (h.rope_scaling_type == "llama3") {
+    for (int32_t i = 0; i < pairs; ++i) inv_freq_[i] /= llama3_divisor(inv_freq_[i], h);
+  } else if (!h.rope_scaling_type.empty()) {
+    log::warn(
+        "rope.scaling.type '{}' is not implemented; using unscaled RoPE (fine within the "
+        "original context length)",
+        h.rope_scaling_type);
+  }
+}
+
+void Rope::angles(int32_t pos, float* cos_out, float* sin_out) const {
+  const double p = pos * pos_scale_;
+  for (size_t i = 0; i < inv_freq_.size(); ++i) {
+    const double a = p * inv_freq_[i];
+    cos_out[i] = static_cast<float>(std::cos(a));
+    sin_out[i] = static_cast<float>(std::sin(a));
+  }
+}
+
+void Rope::apply(float* v, int32_t n_heads, const float* cos_v, const float* sin_v) const {
+  const int32_t pairs = n_pairs();
+  for (int32_t h = 0; h < n_heads; ++h) {
+    float* x = v + static_cast<int64_t>(h) * head_dim_;
+    for (int32_t i = 0; i < pairs; ++i) {
+      // normal: (2i, 2i+1); neox: (i, i + n_rot/2)
+      const int32_t a = mode_ == RopeMode::Normal ? 2 * i : i;
+      const int32_t b = mode_ == RopeMode::Normal ? 2 * i + 1 : i + pairs;
+      const float x0 = x[a], x1 = x[b];
+      x[a] = x0 * cos_v[i] - x1 * sin_v[i];
+      x[b] = x0 * sin_v[i] + x1 * cos_v[i];
+    }
+  }
+}
+
+}  // namespace baton::model

@@ -1,0 +1,88 @@
+#pragma once
+// The engine loop without its thread: submit() is thread-safe; step() runs one iteration and is
+// called by exactly one thread (EngineLoop's, or a test driving steps by hand, which makes the
+// scheduler deterministic to test).
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "engine/engine.h"
+#include "kv/block_pool.h"
+#include "sched/engine_loop.h"
+#include "sched/policy.h"
+#include "sched/request.h"
+
+namespace baton::sched {
+
+class LoopCore {
+ public:
+  LoopCore(engine::Engine& engine, SchedConfig config);
+
+  const SchedConfig& config() const { return config_; }
+  // Thread-safe. Validates and queues; throws SubmitError.
+  std::shared_ptr<RequestHandle> submit(GenerateRequest req);
+  // One iteration: cancellations, admissions, one forward pass, events. Returns false when
+  // there was nothing to run.
+  bool step();
+  // Thread-safe: waits until a submission or cancel may need the loop, or the timeout.
+  void wait_for_work(std::chrono::milliseconds timeout);
+  void wake();
+  // Thread-safe: further submits throw ShuttingDown. Queued requests finish at the next step.
+  void stop_admitting();
+  // Loop thread: ends every request with `why`.
+  void finish_all(FinishReason why);
+  bool has_requests() const;  // loop thread: anything running or waiting
+  bool has_running() const { return !running_.empty(); }
+
+  Metrics metrics() const;
+  StatusSnapshot status() const;
+  const kv::BlockPool& pool() const { return pool_; }  // loop thread (or after it stopped)
+
+ private:
+  using ReqPtr = std::shared_ptr<Request>;
+  void reject(SubmitError::Code code, const std::string& msg);
+  void reap_waiting();  // cancelled (or, once shutting down, all) queued requests end
+  void reap_running(Clock::time_point now);
+  void ensure_decode_blocks();
+  PolicyInput build_input();
+  void admit(const std::vector<uint64_t>& ids, Clock::time_point now);
+  void attach_prefix(Request& r);
+  engine::StepBatch build_batch(const StepPlan& plan);
+  bool grow_table(Request& r, int32_t n_positions);
+  void run_batch(const engine::StepBatch& batch, Clock::time_point start);
+  void apply_outputs(const engine::StepBatch& batch, const engine::StepOutput& out,
+                     Clock::time_point start, Clock::time_point end);
+  void emit_token(Request& r, const float* logits, Clock::time_point now);
+  void commit_full_blocks(Request& r);
+  void finish(Request& r, FinishReason why, const std::string& error, Clock::time_point now);
+  void release_blocks(Request& r, bool keep_partial);
+  void publish(Clock::time_point now);
+  void count_step(int32_t decode_rows, int32_t prefill_tokens);
+  Request* find_running(uint64_t id);
+  void drop_finished();  // removes ended requests from running_
+
+  engine::Engine& engine_;
+  engine::EngineInfo info_;
+  SchedConfig config_;
+  kv::BlockPool pool_;
+  CostModel costs_;
+  uint64_t next_id_ = 1;   // guarded by mu_
+  uint64_t next_seq_ = 0;  // guarded by mu_
+
+  std::vector<ReqPtr> running_;  // loop thread only; arrival order
+
+  mutable std::mutex mu_;  // guards everything below
+  std::condition_variable cv_;
+  std::deque<ReqPtr> waiting_;  // arrival order; only the loop pops
+  bool admitting_ = true;
+  bool work_pending_ = false;
+  Metrics metrics_;
+  std::vector<RequestStatus> running_status_;
+};
+
+// Blocks for the pool: --kv-ram-mb ÷ kv_bytes_per_block, or ctx × parallel plus headroom.
+int32_t resolve_kv_blocks(const SchedConfig& config, const engine::EngineInfo& info);
+
+}  // namespace baton::sched

@@ -1,0 +1,172 @@
+// LoopCore: admitting requests (prefix reuse), committing their KV to the prefix cache, and
+// ending them (events, metrics, logs, blocks released).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sched/loop_core.h"
+#include "util/log.h"
+
+namespace baton::sched {
+
+namespace {
+
+bool ended(RequestState s) {
+  return s == RequestState::Finished || s == RequestState::Cancelled || s == RequestState::Failed;
+}
+
+const char* status_label(FinishReason why) {
+  switch (why) {
+    case FinishReason::Stop:
+    case FinishReason::Length:
+      return "ok";
+    case FinishReason::Cancelled:
+    case FinishReason::Shutdown:
+      return "cancelled";
+    case FinishReason::Failed:
+      return "failed";
+  }
+  return "failed";
+}
+
+}  // namespace
+
+void LoopCore::drop_finished() {
+  std::erase_if(running_, [](const ReqPtr& r) { return ended(r->state); });
+}
+
+void LoopCore::reap_waiting() {
+  std::vector<std::pair<ReqPtr, FinishReason>> gone;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = waiting_.begin(); it != waiting_.end();) {
+      if ((*it)->channel->cancel_requested() || !admitting_) {
+        gone.emplace_back(*it, admitting_ ? FinishReason::Cancelled : FinishReason::Shutdown);
+        it = waiting_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  const auto now = Clock::now();
+  for (auto& [r, why] : gone) finish(*r, why, "", now);
+}
+
+void LoopCore::admit(const std::vector<uint64_t>& ids, Clock::time_point now) {
+  for (uint64_t id : ids) {
+    ReqPtr r;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      // The plan admits a prefix of the queue, and only this thread pops it.
+      if (waiting_.empty() || waiting_.front()->id != id) break;
+      r = waiting_.front();
+      waiting_.pop_front();
+    }
+    r->state = RequestState::Prefilling;
+    r->channel->set_state(RequestState::Prefilling);
+    r->admitted = now;
+    attach_prefix(*r);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      metrics_.queue_time.observe(ms_between(r->arrival, now) / 1000.0);
+      metrics_.max_queue_wait_ms =
+          std::max(metrics_.max_queue_wait_ms, ms_between(r->arrival, now));
+      metrics_.prompt_tokens_total += static_cast<uint64_t>(r->n_prompt);
+    }
+    log::info(
+        "req={} admitted: prompt {} tokens, {} reused from cache, max_tokens {}, queued {:.1f} ms",
+        r->id, r->n_prompt, r->cached_tokens, r->params.max_tokens, ms_between(r->arrival, now));
+    running_.push_back(std::move(r));
+  }
+}
+
+void LoopCore::attach_prefix(Request& r) {
+  if (!config_.prefix_cache) return;
+  std::span<const int32_t> prompt(r.tokens.data(), static_cast<size_t>(r.n_prompt));
+  kv::PrefixMatch m = pool_.lookup(prompt);
+  r.block_table = m.blocks;
+  r.n_kv = m.full_tokens;
+  r.n_named_blocks = static_cast<int32_t>(m.blocks.size());
+  r.chain_hash = m.chain_hash;
+  if (m.tail_block >= 0) {
+    // The tail block is shared: copy its matching positions into a block of our own.
+    if (auto dst = pool_.allocate()) {
+      try {
+        engine_.copy_block(m.tail_block, *dst, m.tail_tokens);
+        r.block_table.push_back(*dst);
+        r.n_kv += m.tail_tokens;
+      } catch (const std::exception& e) {
+        log::warn("req={} prefix tail copy failed, recomputing it: {}", r.id, e.what());
+        pool_.release(*dst);
+      }
+    }
+    pool_.release(m.tail_block);
+  }
+  r.cached_tokens = r.n_kv;
+}
+
+void LoopCore::commit_full_blocks(Request& r) {
+  if (!config_.prefix_cache) return;
+  const int32_t bs = pool_.block_size();
+  while ((r.n_named_blocks + 1) * bs <= r.n_kv &&
+         r.n_named_blocks < static_cast<int32_t>(r.block_table.size())) {
+    std::span<const int32_t> toks(r.tokens.data() + static_cast<size_t>(r.n_named_blocks) * bs,
+                                  static_cast<size_t>(bs));
+    r.chain_hash = pool_.commit_full(r.block_table[r.n_named_blocks], r.chain_hash, toks);
+    ++r.n_named_blocks;
+  }
+}
+
+void LoopCore::release_blocks(Request& r, bool keep_partial) {
+  const int32_t bs = pool_.block_size();
+  if (keep_partial && config_.prefix_cache) {
+    commit_full_blocks(r);
+    const int32_t idx = r.n_kv / bs;
+    if (r.n_kv % bs != 0 && idx == r.n_named_blocks &&
+        idx < static_cast<int32_t>(r.block_table.size())) {
+      std::span<const int32_t> toks(r.tokens.data() + static_cast<size_t>(idx) * bs,
+                                    static_cast<size_t>(r.n_kv % bs));
+      pool_.commit_partial(r.block_table[idx], r.chain_hash, toks);
+    }
+  }
+  // Deepest blocks first, so under pressure the LRU evicts a prefix from its end.
+  for (auto it = r.block_table.rbegin(); it != r.block_table.rend(); ++it) pool_.release(*it);
+  r.block_table.clear();
+}
+
+void LoopCore::finish(Request& r, FinishReason why, const std::string& error,
+                      Clock::time_point now) {
+  if (ended(r.state)) return;
+  const bool was_queued = r.state == RequestState::Queued;
+  r.state = why == FinishReason::Failed                                  ? RequestState::Failed
+            : (why == FinishReason::Stop || why == FinishReason::Length) ? RequestState::Finished
+                                                                         : RequestState::Cancelled;
+  release_blocks(r, why != FinishReason::Failed);
+  Event ev;
+  ev.kind = Event::Kind::Finished;
+  ev.reason = why;
+  ev.error = error;
+  ev.stats = r.stats(now);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++metrics_.requests_total[status_label(why)];
+    metrics_.e2e_latency.observe(ev.stats.total_ms / 1000.0);
+    if (was_queued) {
+      metrics_.max_queue_wait_ms = std::max(metrics_.max_queue_wait_ms, ev.stats.queue_ms);
+    }
+  }
+  auto line = fmt::format(
+      "req={} finished: reason={} tokens={} queue={:.1f}ms ttft={:.1f}ms total={:.1f}ms", r.id,
+      finish_reason_name(why), r.generated, ev.stats.queue_ms, ev.stats.time_to_first_token_ms,
+      ev.stats.total_ms);
+  if (why == FinishReason::Failed) {
+    log::warn("{} error: {}", line, error);
+  } else {
+    log::info("{}", line);
+  }
+  // Publish the state before the event so a client that saw Finished also sees the state.
+  r.channel->set_state(r.state);
+  r.channel->push_final(std::move(ev));
+}
+
+}  // namespace baton::sched

@@ -1,0 +1,255 @@
+// LoopCore::step: one iteration of the engine loop. Admission (prefix reuse) and request
+// endings are in loop_requests.cpp.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "sched/loop_core.h"
+#include "util/log.h"
+
+namespace baton::sched {
+
+bool LoopCore::step() {
+  const auto now = Clock::now();
+  reap_waiting();
+  reap_running(now);
+  ensure_decode_blocks();
+  const StepPlan plan = plan_step(build_input());
+  admit(plan.admit, now);
+  const engine::StepBatch batch = build_batch(plan);
+  if (batch.seqs.empty()) {
+    publish(now);
+    return false;
+  }
+  run_batch(batch, Clock::now());
+  publish(Clock::now());
+  return true;
+}
+
+void LoopCore::reap_running(Clock::time_point now) {
+  const auto stall_limit = static_cast<double>(config_.send_stall_timeout_ms);
+  for (auto& r : running_) {
+    if (r->channel->cancel_requested()) {
+      finish(*r, FinishReason::Cancelled, "", now);
+      continue;
+    }
+    if (!r->decoding() || !r->channel->full()) {
+      r->paused_since.reset();
+      continue;
+    }
+    // The client is not reading: pause this stream only; fail it if that lasts too long.
+    if (!r->paused_since) r->paused_since = now;
+    double stalled = ms_between(*r->paused_since, now);
+    if (stalled >= stall_limit) {
+      finish(*r, FinishReason::Failed,
+             fmt::format("client did not read for {:.0f} ms with {} events buffered "
+                         "(--send-stall-timeout-ms {})",
+                         stalled, config_.channel_capacity, config_.send_stall_timeout_ms),
+             now);
+    }
+  }
+  drop_finished();
+}
+
+void LoopCore::ensure_decode_blocks() {
+  const int32_t bs = pool_.block_size();
+  for (auto& r : running_) {
+    if (!r->decoding() || r->paused_since) continue;
+    if (r->n_kv < static_cast<int32_t>(r->block_table.size()) * bs) continue;
+    if (grow_table(*r, r->n_kv + 1)) continue;
+    // Reservations at admission make this unreachable unless the pool is shared oddly.
+    // TODO(parking): preempt (park) a prefilling request instead of failing this one.
+    finish(*r, FinishReason::Failed,
+           fmt::format("KV pool exhausted ({} blocks, all pinned) while decoding: raise "
+                       "--kv-ram-mb or lower --parallel",
+                       pool_.n_blocks()),
+           Clock::now());
+  }
+  drop_finished();
+}
+
+bool LoopCore::grow_table(Request& r, int32_t n_positions) {
+  const int32_t bs = pool_.block_size();
+  while (static_cast<int32_t>(r.block_table.size()) * bs < n_positions) {
+    auto b = pool_.allocate();
+    if (!b) return false;
+    r.block_table.push_back(*b);
+  }
+  return true;
+}
+
+PolicyInput LoopCore::build_input() {
+  PolicyInput in;
+  in.block_size = pool_.block_size();
+  in.prefill_chunk = config_.prefill_chunk;
+  in.mixed_prefill_chunk = config_.mixed_prefill_chunk;
+  in.itl_target_ms = config_.itl_target_ms;
+  in.aging_steps = config_.aging_steps;
+  in.costs = costs_;
+  int32_t reserved = 0;
+  for (const auto& r : running_) {
+    reserved += r->reserve_blocks;
+    if (r->decoding()) {
+      in.decoders.push_back({r->id, r->paused_since.has_value()});
+    } else if (r->state == RequestState::Prefilling) {
+      in.prefilling.push_back({r->id, r->seq, r->remaining_prompt(), r->n_kv,
+                               static_cast<int32_t>(r->block_table.size()), r->starved_steps});
+    }
+  }
+  in.free_slots = std::max(0, config_.parallel - static_cast<int32_t>(running_.size()));
+  in.free_blocks = pool_.available();
+  in.unreserved_blocks = pool_.n_blocks() - reserved;
+  std::vector<ReqPtr> heads;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < waiting_.size() && i < static_cast<size_t>(in.free_slots); ++i) {
+      heads.push_back(waiting_[i]);
+    }
+  }
+  for (const auto& w : heads) {
+    std::span<const int32_t> prompt(w->tokens.data(), static_cast<size_t>(w->n_prompt));
+    int32_t reusable = config_.prefix_cache ? pool_.peek(prompt) : 0;
+    in.waiting.push_back({w->id, w->seq, w->n_prompt, reusable, w->reserve_blocks});
+  }
+  return in;
+}
+
+engine::StepBatch LoopCore::build_batch(const StepPlan& plan) {
+  engine::StepBatch batch;
+  for (uint64_t id : plan.decode) {
+    Request* r = find_running(id);
+    if (!r) continue;
+    engine::SeqChunk c;
+    c.request_id = id;
+    c.start_pos = r->n_kv;
+    c.tokens = {r->tokens[static_cast<size_t>(r->n_kv)]};
+    c.block_table = r->block_table;
+    c.want_logits = true;
+    batch.seqs.push_back(std::move(c));
+  }
+  std::vector<uint64_t> served;
+  for (const auto& p : plan.prefill) {
+    Request* r = find_running(p.id);
+    if (!r || r->state != RequestState::Prefilling) continue;
+    int32_t n = std::min(p.n_tokens, r->remaining_prompt());
+    if (!grow_table(*r, r->n_kv + n)) {
+      n = static_cast<int32_t>(r->block_table.size()) * pool_.block_size() - r->n_kv;
+    }
+    if (n <= 0) continue;
+    engine::SeqChunk c;
+    c.request_id = p.id;
+    c.start_pos = r->n_kv;
+    c.tokens.assign(r->tokens.begin() + r->n_kv, r->tokens.begin() + r->n_kv + n);
+    c.block_table = r->block_table;
+    c.want_logits = r->n_kv + n == r->n_prompt;
+    batch.seqs.push_back(std::move(c));
+    served.push_back(p.id);
+  }
+  for (auto& r : running_) {
+    if (r->state != RequestState::Prefilling) continue;
+    bool got = std::find(served.begin(), served.end(), r->id) != served.end();
+    r->starved_steps = got ? 0 : r->starved_steps + 1;
+  }
+  return batch;
+}
+
+void LoopCore::run_batch(const engine::StepBatch& batch, Clock::time_point start) {
+  engine::StepOutput out;
+  try {
+    engine_.forward(batch, out);
+  } catch (const std::exception& e) {
+    const auto now = Clock::now();
+    log::error("engine step failed ({} sequences): {}", batch.seqs.size(), e.what());
+    for (const auto& c : batch.seqs) {
+      if (Request* r = find_running(c.request_id)) {
+        finish(*r, FinishReason::Failed, fmt::format("engine failed: {}", e.what()), now);
+      }
+    }
+    drop_finished();
+    return;
+  }
+  apply_outputs(batch, out, start, Clock::now());
+}
+
+void LoopCore::apply_outputs(const engine::StepBatch& batch, const engine::StepOutput& out,
+                             Clock::time_point start, Clock::time_point end) {
+  std::unordered_map<uint64_t, size_t> logits_of;
+  for (size_t i = 0; i < out.request_ids.size() && i < out.logits.size(); ++i) {
+    logits_of[out.request_ids[i]] = i;
+  }
+  int32_t decode_rows = 0, prefill_tokens = 0;
+  const double step_ms = ms_between(start, end);
+  for (const auto& c : batch.seqs) {
+    Request* r = find_running(c.request_id);
+    if (!r) continue;
+    const bool prefill = r->state == RequestState::Prefilling;
+    const auto n = static_cast<int32_t>(c.tokens.size());
+    r->n_kv += n;
+    (prefill ? prefill_tokens : decode_rows) += prefill ? n : 1;
+    if (prefill) {
+      r->prefill_chunks.push_back({n, step_ms});
+      log::info("req={} prefill {}/{} ({}%) {:.0f} tok/s", r->id, r->n_kv, r->n_prompt,
+                100 * static_cast<int64_t>(r->n_kv) / std::max(1, r->n_prompt),
+                step_ms > 0 ? n * 1000.0 / step_ms : 0.0);
+    }
+    if (c.want_logits) {
+      auto it = logits_of.find(c.request_id);
+      if (it == logits_of.end() ||
+          out.logits[it->second].size() < static_cast<size_t>(info_.n_vocab)) {
+        finish(*r, FinishReason::Failed, "engine returned no logits for this request", end);
+      } else {
+        emit_token(*r, out.logits[it->second].data(), end);
+      }
+    }
+    commit_full_blocks(*r);
+  }
+  costs_.observe(decode_rows, prefill_tokens, step_ms);
+  count_step(decode_rows, prefill_tokens);
+  drop_finished();
+}
+
+void LoopCore::emit_token(Request& r, const float* logits, Clock::time_point now) {
+  engine::SampledToken s = r.sampler->sample(logits, info_.n_vocab, r.tokens);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (r.state == RequestState::Prefilling) {
+      metrics_.time_to_first_token.observe(ms_between(r.arrival, now) / 1000.0);
+    } else {
+      double gap = ms_between(r.last_token, now) / 1000.0;
+      metrics_.inter_token_latency.observe(gap);
+      metrics_.max_decode_gap_seconds = std::max(metrics_.max_decode_gap_seconds, gap);
+    }
+  }
+  if (r.state == RequestState::Prefilling) {
+    r.first_token = now;
+    r.state = RequestState::Decoding;
+    r.channel->set_state(RequestState::Decoding);
+    log::info("req={} first token after {:.1f} ms (prompt {} tokens, {} cached)", r.id,
+              ms_between(r.arrival, now), r.n_prompt, r.cached_tokens);
+  }
+  r.last_token = now;
+  const auto& eog = info_.eog_ids;
+  if (!r.params.ignore_eos && std::find(eog.begin(), eog.end(), s.id) != eog.end()) {
+    finish(r, FinishReason::Stop, "", now);
+    return;
+  }
+  r.tokens.push_back(s.id);
+  ++r.generated;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++metrics_.generation_tokens_total;
+  }
+  TokenEvent ev{s.id, s.logprob, std::move(s.top)};
+  if (!r.channel->try_push_token(std::move(ev))) {
+    finish(r, FinishReason::Failed, "output channel full (client not reading)", now);
+    return;
+  }
+  if (r.generated >= r.params.max_tokens) {
+    finish(r, FinishReason::Length, "", now);
+  } else if (static_cast<int32_t>(r.tokens.size()) >= config_.ctx) {
+    finish(r, FinishReason::Length, "", now);
+  }
+}
+
+}  // namespace baton::sched

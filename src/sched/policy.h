@@ -1,0 +1,82 @@
+#pragma once
+// The scheduling policy: a pure function from a snapshot of the loop's state to the next step.
+// It never calls the engine and keeps no state, so every rule is testable without threads.
+//
+// Rules (docs/ARCHITECTURE.md, invariants 1 and 2):
+// - every active generation gets a decode row in every step, except one paused by its own
+//   client's backpressure;
+// - prefill budget Q = prefill_chunk when nobody decodes, mixed_prefill_chunk when somebody
+//   does, or (itl_target_ms > 0 and costs measured) the most tokens that keep a mixed step
+//   within the target, at least kMinQuantum;
+// - Q is shared shortest-remaining-first, except that a request starved for aging_steps steps
+//   goes first (oldest first), so a short prompt waits at most one step and nobody forever;
+// - queued requests are admitted in arrival order while a slot is free and their KV
+//   reservation fits; the head blocks the rest (no overtaking, so big requests are not starved).
+#include <cstdint>
+#include <vector>
+
+namespace baton::sched {
+
+// Measured step costs (EWMA), in milliseconds; zero until measured.
+struct CostModel {
+  double ms_per_decode_row = 0;
+  double ms_per_prefill_token = 0;
+  bool measured() const { return ms_per_decode_row > 0 && ms_per_prefill_token > 0; }
+  // Folds one step's wall time into the averages.
+  void observe(int32_t decode_rows, int32_t prefill_tokens, double ms);
+};
+
+struct PolicyInput {
+  struct Decoder {
+    uint64_t id = 0;
+    bool paused = false;  // its client's channel is full
+  };
+  struct Prefiller {
+    uint64_t id = 0;
+    uint64_t seq = 0;           // arrival order
+    int32_t remaining = 0;      // prompt tokens still to compute
+    int32_t n_kv = 0;           // positions already in KV (computed or reused)
+    int32_t held_blocks = 0;    // blocks in its table
+    int32_t starved_steps = 0;  // consecutive steps it got no tokens
+  };
+  struct Waiting {
+    uint64_t id = 0;
+    uint64_t seq = 0;
+    int32_t prompt_tokens = 0;
+    int32_t reusable = 0;        // what a prefix lookup would reuse now
+    int32_t reserve_blocks = 0;  // blocks it may need until it ends
+  };
+  std::vector<Decoder> decoders;
+  std::vector<Prefiller> prefilling;
+  std::vector<Waiting> waiting;  // arrival order
+  int32_t free_slots = 0;
+  int32_t free_blocks = 0;        // allocatable now, after the decode rows took theirs
+  int32_t unreserved_blocks = 0;  // pool size minus the reservations of running requests
+  int32_t block_size = 16;
+  int32_t prefill_chunk = 2048;
+  int32_t mixed_prefill_chunk = 128;
+  double itl_target_ms = 0;
+  int32_t aging_steps = 8;
+  CostModel costs;
+};
+
+struct PrefillChunk {
+  uint64_t id = 0;
+  int32_t n_tokens = 0;
+};
+
+struct StepPlan {
+  std::vector<uint64_t> decode;       // decode rows, in decoder order
+  std::vector<PrefillChunk> prefill;  // in service order
+  std::vector<uint64_t> admit;        // queued requests that take a slot now (arrival order)
+  int32_t quantum = 0;                // the prefill budget Q of this step
+  bool empty() const { return decode.empty() && prefill.empty(); }
+};
+
+inline constexpr int32_t kMinQuantum = 16;
+
+// Q for this step (see the rules above).
+int32_t prefill_quantum(const PolicyInput& in);
+StepPlan plan_step(const PolicyInput& in);
+
+}  // namespace baton::sched

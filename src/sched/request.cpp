@@ -1,0 +1,93 @@
+#include "sched/request.h"
+
+namespace baton::sched {
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+const char* state_name(RequestState s) {
+  switch (s) {
+    case RequestState::Queued:
+      return "queued";
+    case RequestState::Prefilling:
+      return "prefilling";
+    case RequestState::Decoding:
+      return "decoding";
+    case RequestState::Finished:
+      return "finished";
+    case RequestState::Cancelled:
+      return "cancelled";
+    case RequestState::Failed:
+      return "failed";
+  }
+  return "unknown";
+}
+
+const char* finish_reason_name(FinishReason r) {
+  switch (r) {
+    case FinishReason::Stop:
+      return "stop";
+    case FinishReason::Length:
+      return "length";
+    case FinishReason::Cancelled:
+      return "cancelled";
+    case FinishReason::Failed:
+      return "failed";
+    case FinishReason::Shutdown:
+      return "shutdown";
+  }
+  return "unknown";
+}
+
+bool Channel::next(Event& out, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!cv_.wait_for(lock, timeout, [&] { return !queue_.empty(); })) return false;
+  out = std::move(queue_.front());
+  queue_.pop_front();
+  return true;
+}
+
+bool Channel::full() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queue_.size() >= capacity_;
+}
+
+bool Channel::try_push_token(TokenEvent ev) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (queue_.size() >= capacity_) return false;
+    Event e;
+    e.kind = Event::Kind::Token;
+    e.token = std::move(ev);
+    queue_.push_back(std::move(e));
+  }
+  cv_.notify_all();
+  return true;
+}
+
+void Channel::push_final(Event ev) {
+  ev.kind = Event::Kind::Finished;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(ev));
+  }
+  cv_.notify_all();
+}
+
+RequestStats Request::stats(Clock::time_point now) const {
+  RequestStats s;
+  s.prompt_tokens = n_prompt;
+  s.cached_tokens = cached_tokens;
+  s.generated_tokens = generated;
+  bool was_admitted = admitted.time_since_epoch().count() != 0;
+  s.queue_ms = ms_between(arrival, was_admitted ? admitted : now);
+  if (first_token.time_since_epoch().count() != 0) {
+    s.time_to_first_token_ms = ms_between(arrival, first_token);
+  }
+  s.total_ms = ms_between(arrival, now);
+  s.prefill_chunks = static_cast<int32_t>(prefill_chunks.size());
+  return s;
+}
+
+}  // namespace baton::sched

@@ -1,0 +1,87 @@
+#pragma once
+// One request inside the engine loop, and its output channel to the client.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "engine/sampler.h"
+#include "sched/engine_loop.h"
+
+namespace baton::sched {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b);
+
+// The bounded per-request queue of events (the RequestHandle the server holds). The loop never
+// blocks on it: try_push refuses a token when the queue is full, and the loop pauses that
+// request (and fails it after send_stall_timeout_ms).
+class Channel : public RequestHandle {
+ public:
+  Channel(uint64_t id, size_t capacity) : id_(id), capacity_(capacity < 1 ? 1 : capacity) {}
+
+  uint64_t id() const override { return id_; }
+  bool next(Event& out, std::chrono::milliseconds timeout) override;
+  void cancel() override { cancel_requested_.store(true); }
+  RequestState state() const override { return state_.load(); }
+
+  // Loop side.
+  bool cancel_requested() const { return cancel_requested_.load(); }
+  void set_state(RequestState s) { state_.store(s); }
+  bool full() const;
+  bool try_push_token(TokenEvent ev);  // false when full
+  void push_final(Event ev);           // always delivered, even past capacity
+
+ private:
+  const uint64_t id_;
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Event> queue_;
+  std::atomic<bool> cancel_requested_{false};
+  std::atomic<RequestState> state_{RequestState::Queued};
+};
+
+struct PrefillTiming {
+  int32_t n_tokens = 0;
+  double ms = 0;
+};
+
+// Owned by the loop thread; only the channel is shared with the client.
+// TODO(parking): a Parked state (blocks kept pinned or sent to disk, resumed by a prefix lookup)
+// slots in between Prefilling and Decoding; RequestState gains it when that work lands.
+struct Request {
+  uint64_t id = 0;
+  uint64_t seq = 0;  // arrival order
+  GenerateRequest params;
+  std::shared_ptr<Channel> channel;
+  std::unique_ptr<engine::Sampler> sampler;
+  RequestState state = RequestState::Queued;
+
+  std::vector<int32_t> tokens;  // prompt, then generated tokens
+  int32_t n_prompt = 0;
+  int32_t n_kv = 0;  // positions whose KV is in the blocks
+  int32_t cached_tokens = 0;
+  int32_t reserve_blocks = 0;  // KV blocks it may need until it ends
+  std::vector<int32_t> block_table;
+  int32_t n_named_blocks = 0;  // leading full blocks already committed to the prefix cache
+  uint64_t chain_hash = 0;     // hash of block n_named_blocks - 1 (fingerprint at first)
+  int32_t generated = 0;       // tokens sent (EOG excluded)
+  int32_t starved_steps = 0;
+
+  Clock::time_point arrival, admitted, first_token, last_token;
+  std::vector<PrefillTiming> prefill_chunks;
+  std::optional<Clock::time_point> paused_since;  // channel full
+
+  int32_t remaining_prompt() const { return n_prompt - n_kv; }
+  bool decoding() const { return state == RequestState::Decoding; }
+  RequestStats stats(Clock::time_point now) const;
+};
+
+}  // namespace baton::sched

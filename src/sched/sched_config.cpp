@@ -1,0 +1,17 @@
+#include "sched/sched_config.h"
+
+#include <fmt/format.h>
+
+namespace baton::sched {
+
+std::string SchedConfig::describe() const {
+  std::string itl = itl_target_ms > 0 ? fmt::format("{}", itl_target_ms) : "off";
+  std::string ram = kv_ram_mb > 0 ? fmt::format("{}", kv_ram_mb) : "auto";
+  std::string blocks = kv_blocks > 0 ? fmt::format("{}", kv_blocks) : "auto";
+  return fmt::format(
+      "batched mode: parallel={} prefill_chunk={} mixed_prefill_chunk={} itl_target_ms={} "
+      "kv_ram_mb={} kv_blocks={} prefix_cache={}",
+      parallel, prefill_chunk, mixed_prefill_chunk, itl, ram, blocks, prefix_cache ? "on" : "off");
+}
+
+}  // namespace baton::sched

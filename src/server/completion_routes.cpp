@@ -1,0 +1,174 @@
+// POST /v1/chat/completions and /v1/completions: parse → tokenize → submit → stream or collect.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ctime>
+
+#include "server/conn_server.h"
+#include "server/errors.h"
+#include "server/generation.h"
+#include "server/server_routes.h"
+#include "server/stream_writer.h"
+#include "util/log.h"
+
+namespace baton::server {
+
+using nlohmann::json;
+
+namespace {
+
+// How often a waiting handler looks at its client's socket: a hang-up cancels within this.
+constexpr auto kPollSlice = std::chrono::milliseconds(20);
+
+struct Job {
+  bool chat = true;
+  CommonRequest common;
+  std::vector<int32_t> prompt;
+};
+
+void check_model(const ServeContext& c, const std::string& model) {
+  if (!model.empty() && model != c.opts.model_id) {
+    throw ApiError(400,
+                   fmt::format("model '{}' is not served here; this server serves '{}' "
+                               "(omit 'model' or use that id)",
+                               model, c.opts.model_id),
+                   "model", "invalid_request_error", "model_not_found");
+  }
+}
+
+int32_t resolve_max_tokens(const ServeContext& c, const Job& job) {
+  auto prompt = static_cast<int32_t>(job.prompt.size());
+  const char* prompt_param = job.chat ? "messages" : "prompt";
+  if (prompt == 0) throw bad_request("the prompt is empty after tokenization", prompt_param);
+  if (prompt >= c.ctx) {
+    throw ApiError(
+        400,
+        fmt::format("the prompt has {} tokens but the context (--ctx) holds {}", prompt, c.ctx),
+        prompt_param, "", "context_length_exceeded");
+  }
+  int32_t room = c.ctx - prompt;
+  if (job.common.max_tokens) {
+    int32_t want = *job.common.max_tokens;
+    if (want > room) {
+      throw ApiError(400,
+                     fmt::format("prompt ({} tokens) + max_tokens ({}) = {} is over the "
+                                 "context of {} tokens (--ctx); lower max_tokens to at most {}",
+                                 prompt, want, prompt + want, c.ctx, room),
+                     "max_tokens", "", "context_length_exceeded");
+    }
+    return want;
+  }
+  // Chat answers run until the model stops; text completions default to 16 tokens like OpenAI.
+  return std::min(job.chat ? c.opts.max_tokens_limit : 16, room);
+}
+
+std::shared_ptr<sched::RequestHandle> submit(const ServeContext& c, const Job& job,
+                                             int32_t max_tokens) {
+  sched::GenerateRequest g;
+  g.prompt = job.prompt;
+  g.max_tokens = max_tokens;
+  g.sampling = job.common.sampling;
+  g.ignore_eos = job.common.ignore_eos;
+  try {
+    return c.backend.submit(std::move(g));
+  } catch (const sched::SubmitError& e) {
+    using Code = sched::SubmitError::Code;
+    if (e.code == Code::QueueFull || e.code == Code::ShuttingDown) {
+      bool full = e.code == Code::QueueFull;
+      ApiError err(503,
+                   full ? fmt::format("the request queue is full (--max-queue): {}; retry "
+                                      "shortly",
+                                      e.what())
+                        : "the server is shutting down; retry on another instance",
+                   "", "", full ? "queue_full" : "shutting_down");
+      err.retry_after_s = full ? 1 : 5;
+      throw err;
+    }
+    throw bad_request(e.what(), e.code == Code::TooLong ? "max_tokens" : "");
+  }
+}
+
+[[noreturn]] void throw_generation_error(const Generation& gen) {
+  ApiError err(gen.error_status(), gen.error());
+  if (gen.error_status() == 503) err.retry_after_s = 1;
+  throw err;
+}
+
+// Collects the whole answer; polls the client socket so a client that hangs up cancels.
+void respond_blocking(const Job& job, Generation& gen, const ResponseMeta& meta,
+                      httplib::Response& res) {
+  std::string text;
+  std::vector<TokenLogprob> lps;
+  int fd = current_socket();
+  auto last_check = std::chrono::steady_clock::now();
+  for (;;) {
+    GenerationDelta d;
+    auto p = gen.poll(kPollSlice, d);
+    text += d.text;
+    lps.insert(lps.end(), d.logprobs.begin(), d.logprobs.end());
+    if (p == Generation::Poll::Done) break;
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_check >= kPollSlice) {
+      last_check = now;
+      if (peer_closed(fd)) {
+        log::info("req={} cancelled: client closed the connection", gen.request_id());
+        gen.cancel();
+        res.status = 499;  // nginx's "client closed request"; nobody reads it
+        return;
+      }
+    }
+  }
+  if (gen.failed()) throw_generation_error(gen);
+  bool want_lp = job.common.sampling.logprobs;
+  json body = job.chat ? chat_response_json(meta, text, gen.finish_reason(), gen.usage(),
+                                            want_lp ? chat_logprobs_json(lps) : json())
+                       : text_response_json(meta, text, gen.finish_reason(), gen.usage(),
+                                            want_lp ? completion_logprobs_json(lps, 0) : json());
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+}
+
+void run_job(const ServeContext& c, Job job, httplib::Response& res) {
+  check_model(c, job.common.model);
+  int32_t max_tokens = resolve_max_tokens(c, job);
+  auto handle = submit(c, job, max_tokens);
+  auto gen = std::make_unique<Generation>(handle, c.codec, job.common.stop,
+                                          job.common.sampling.logprobs, job.prompt);
+  ResponseMeta meta{make_response_id(job.chat ? "chatcmpl-" : "cmpl-"),
+                    static_cast<int64_t>(std::time(nullptr)), c.opts.model_id};
+  log::debug("req={} {} prompt={} max_tokens={} stream={}", handle->id(),
+             job.chat ? "chat" : "completion", job.prompt.size(), max_tokens, job.common.stream);
+  if (job.common.stream) {
+    StreamJob sj{job.chat, job.common.include_usage, job.common.sampling.logprobs, meta,
+                 c.opts.keepalive_s};
+    start_stream(res, std::move(gen), std::move(sj));
+    return;
+  }
+  respond_blocking(job, *gen, meta, res);
+}
+
+}  // namespace
+
+void handle_chat(const ServeContext& c, const httplib::Request& req, httplib::Response& res) {
+  RequestLimits limits{c.opts.max_tokens_limit, c.codec.n_vocab()};
+  ChatRequest chat = parse_chat_request(req.body, limits);
+  Job job;
+  job.chat = true;
+  job.common = std::move(chat.common);
+  std::string text = render_chat(chat.messages, c.style);
+  job.prompt = c.codec.encode(text, c.codec.default_add_bos(), c.style == ChatStyle::ChatML);
+  run_job(c, std::move(job), res);
+}
+
+void handle_completion(const ServeContext& c, const httplib::Request& req, httplib::Response& res) {
+  RequestLimits limits{c.opts.max_tokens_limit, c.codec.n_vocab()};
+  CompletionRequest cr = parse_completion_request(req.body, limits);
+  Job job;
+  job.chat = false;
+  job.common = std::move(cr.common);
+  job.prompt = cr.prompt_is_tokens
+                   ? std::move(cr.prompt_tokens)
+                   : c.codec.encode(cr.prompt_text, c.codec.default_add_bos(), false);
+  run_job(c, std::move(job), res);
+}
+
+}  // namespace baton::server

@@ -1,0 +1,39 @@
+#include "server/errors.h"
+
+#include <nlohmann/json.hpp>
+
+namespace baton::server {
+
+std::string error_type_for_status(int status) {
+  switch (status) {
+    case 401:
+      return "authentication_error";
+    case 404:
+      return "not_found_error";
+    case 503:
+      return "overloaded_error";
+    default:
+      return status >= 500 ? "server_error" : "invalid_request_error";
+  }
+}
+
+ApiError::ApiError(int status_, const std::string& message, std::string param_, std::string type_,
+                   std::string code_)
+    : std::runtime_error(message),
+      status(status_),
+      type(type_.empty() ? error_type_for_status(status_) : std::move(type_)),
+      param(std::move(param_)),
+      code(std::move(code_)) {}
+
+ApiError bad_request(const std::string& message, const std::string& param) {
+  return ApiError(400, message, param);
+}
+
+std::string error_body(const ApiError& e) {
+  nlohmann::json err = {{"message", e.what()}, {"type", e.type}};
+  err["param"] = e.param.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.param);
+  err["code"] = e.code.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.code);
+  return nlohmann::json{{"error", err}}.dump();
+}
+
+}  // namespace baton::server

@@ -1,0 +1,27 @@
+#pragma once
+// OpenAI-style error bodies: {"error": {"message", "type", "param", "code"}}. Handlers throw
+// ApiError; the HTTP layer turns it into the status and body, so no handler formats errors itself.
+#include <stdexcept>
+#include <string>
+
+namespace baton::server {
+
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int status, const std::string& message, std::string param = "", std::string type = "",
+           std::string code = "");
+  int status;
+  std::string type;       // invalid_request_error, authentication_error, server_error, ...
+  std::string param;      // the offending request field, empty when none
+  std::string code;       // machine-readable reason, empty when none
+  int retry_after_s = 0;  // > 0: send a Retry-After header (503)
+};
+
+// 400 invalid_request_error naming the field.
+ApiError bad_request(const std::string& message, const std::string& param = "");
+// The JSON body for an error.
+std::string error_body(const ApiError& e);
+// The default OpenAI error type for a status code.
+std::string error_type_for_status(int status);
+
+}  // namespace baton::server

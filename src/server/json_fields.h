@@ -1,0 +1,18 @@
+#pragma once
+// Typed, range-checked reads of optional JSON request fields. A missing field or null gives
+// nullopt; a wrong type or an out-of-range value throws ApiError(400) naming the field.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace baton::server::fields {
+
+std::optional<double> number(const nlohmann::json& obj, const char* key, double lo, double hi);
+std::optional<int64_t> integer(const nlohmann::json& obj, const char* key, int64_t lo, int64_t hi);
+std::optional<bool> boolean(const nlohmann::json& obj, const char* key);
+std::optional<std::string> string(const nlohmann::json& obj, const char* key);
+// The JSON type name used in messages ("a string", "an integer", ...).
+std::string type_name(const nlohmann::json& v);
+
+}  // namespace baton::server::fields

@@ -1,0 +1,136 @@
+// Response JSON builders (declared in openai_schema.h).
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <random>
+
+#include "server/openai_schema.h"
+
+namespace baton::server {
+
+using nlohmann::json;
+
+namespace {
+
+json bytes_of(const std::string& s) {
+  json b = json::array();
+  for (unsigned char c : s) b.push_back(static_cast<int>(c));
+  return b;
+}
+
+json finish_or_null(const std::string& reason) {
+  return reason.empty() ? json(nullptr) : json(reason);
+}
+
+json logprobs_or_null(const json& lp) {
+  return lp.is_null() ? json(nullptr) : lp;
+}
+
+}  // namespace
+
+std::string make_response_id(const std::string& prefix) {
+  static std::atomic<uint64_t> counter{0};
+  static const uint64_t salt = std::random_device{}();
+  uint64_t n = counter.fetch_add(1) + 1;
+  return fmt::format("{}{:08x}{:08x}", prefix, static_cast<uint32_t>(salt), n);
+}
+
+json usage_json(const Usage& u) {
+  return {{"prompt_tokens", u.prompt_tokens},
+          {"completion_tokens", u.completion_tokens},
+          {"total_tokens", u.prompt_tokens + u.completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
+}
+
+json chat_logprobs_json(const std::vector<TokenLogprob>& lps) {
+  json content = json::array();
+  for (const auto& lp : lps) {
+    json top = json::array();
+    for (const auto& [tok, p] : lp.top) {
+      top.push_back({{"token", tok}, {"logprob", p}, {"bytes", bytes_of(tok)}});
+    }
+    content.push_back({{"token", lp.token},
+                       {"logprob", lp.logprob},
+                       {"bytes", bytes_of(lp.token)},
+                       {"top_logprobs", top}});
+  }
+  return {{"content", content}};
+}
+
+json completion_logprobs_json(const std::vector<TokenLogprob>& lps, size_t text_offset) {
+  json tokens = json::array(), token_lps = json::array(), tops = json::array(),
+       offsets = json::array();
+  for (const auto& lp : lps) {
+    tokens.push_back(lp.token);
+    token_lps.push_back(lp.logprob);
+    json top = json::object();
+    for (const auto& [tok, p] : lp.top) top[tok] = p;
+    tops.push_back(top);
+    offsets.push_back(text_offset);
+    text_offset += lp.token.size();
+  }
+  return {{"tokens", tokens},
+          {"token_logprobs", token_lps},
+          {"top_logprobs", tops},
+          {"text_offset", offsets}};
+}
+
+json chat_response_json(const ResponseMeta& m, const std::string& content,
+                        const std::string& finish_reason, const Usage& u, const json& logprobs) {
+  json choice = {{"index", 0},
+                 {"message", {{"role", "assistant"}, {"content", content}}},
+                 {"logprobs", logprobs_or_null(logprobs)},
+                 {"finish_reason", finish_or_null(finish_reason)}};
+  return {{"id", m.id},
+          {"object", "chat.completion"},
+          {"created", m.created},
+          {"model", m.model},
+          {"choices", json::array({choice})},
+          {"usage", usage_json(u)},
+          {"system_fingerprint", nullptr}};
+}
+
+json chat_chunk_json(const ResponseMeta& m, const json& delta, const std::string& finish_reason,
+                     const json& logprobs) {
+  json choice = {{"index", 0},
+                 {"delta", delta},
+                 {"logprobs", logprobs_or_null(logprobs)},
+                 {"finish_reason", finish_or_null(finish_reason)}};
+  return {{"id", m.id},       {"object", "chat.completion.chunk"}, {"created", m.created},
+          {"model", m.model}, {"choices", json::array({choice})},  {"system_fingerprint", nullptr}};
+}
+
+json text_response_json(const ResponseMeta& m, const std::string& text,
+                        const std::string& finish_reason, const Usage& u, const json& logprobs) {
+  json choice = {{"index", 0},
+                 {"text", text},
+                 {"logprobs", logprobs_or_null(logprobs)},
+                 {"finish_reason", finish_or_null(finish_reason)}};
+  return {{"id", m.id},       {"object", "text_completion"},      {"created", m.created},
+          {"model", m.model}, {"choices", json::array({choice})}, {"usage", usage_json(u)}};
+}
+
+json text_chunk_json(const ResponseMeta& m, const std::string& text,
+                     const std::string& finish_reason, const json& logprobs) {
+  json choice = {{"index", 0},
+                 {"text", text},
+                 {"logprobs", logprobs_or_null(logprobs)},
+                 {"finish_reason", finish_or_null(finish_reason)}};
+  return {{"id", m.id},
+          {"object", "text_completion"},
+          {"created", m.created},
+          {"model", m.model},
+          {"choices", json::array({choice})}};
+}
+
+json usage_chunk_json(const ResponseMeta& m, bool chat, const Usage& u) {
+  return {{"id", m.id},
+          {"object", chat ? "chat.completion.chunk" : "text_completion"},
+          {"created", m.created},
+          {"model", m.model},
+          {"choices", json::array()},
+          {"usage", usage_json(u)}};
+}
+
+}  // namespace baton::server

@@ -1,0 +1,252 @@
+#include "server/openai_schema.h"
+
+#include <fmt/format.h>
+
+#include "server/errors.h"
+#include "server/json_fields.h"
+
+namespace baton::server {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int kMaxJsonDepth = 64;
+constexpr size_t kMaxStops = 4;
+
+// nlohmann's parser recurses per nesting level; a body of 8 MB of '[' would overflow the stack,
+// so depth is checked with a flat scan first.
+bool nesting_within(const std::string& s, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return false;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return true;
+}
+
+void parse_stop(const json& obj, CommonRequest& out) {
+  auto it = obj.find("stop");
+  if (it == obj.end() || it->is_null()) return;
+  if (it->is_string()) {
+    out.stop.push_back(it->get<std::string>());
+  } else if (it->is_array()) {
+    if (it->size() > kMaxStops) {
+      throw bad_request(
+          fmt::format("'stop' may hold at most {} strings, got {}", kMaxStops, it->size()), "stop");
+    }
+    for (const auto& s : *it) {
+      if (!s.is_string()) throw bad_request("'stop' entries must be strings", "stop");
+      out.stop.push_back(s.get<std::string>());
+    }
+  } else {
+    throw bad_request(
+        "'stop' must be a string or an array of strings, got " + fields::type_name(*it), "stop");
+  }
+  for (const auto& s : out.stop) {
+    if (s.empty()) throw bad_request("'stop' strings must not be empty", "stop");
+  }
+}
+
+void parse_sampling(const json& obj, engine::SamplingParams& sp) {
+  if (auto v = fields::number(obj, "temperature", 0, 2)) sp.temperature = static_cast<float>(*v);
+  if (auto v = fields::number(obj, "top_p", 0, 1)) sp.top_p = static_cast<float>(*v);
+  if (auto v = fields::integer(obj, "top_k", 0, 1 << 20)) sp.top_k = static_cast<int32_t>(*v);
+  if (auto v = fields::number(obj, "min_p", 0, 1)) sp.min_p = static_cast<float>(*v);
+  if (auto v = fields::number(obj, "presence_penalty", -2, 2)) {
+    sp.presence_penalty = static_cast<float>(*v);
+  }
+  if (auto v = fields::number(obj, "frequency_penalty", -2, 2)) {
+    sp.frequency_penalty = static_cast<float>(*v);
+  }
+  if (auto v = fields::number(obj, "repetition_penalty", 0.01, 10)) {
+    sp.repetition_penalty = static_cast<float>(*v);
+  }
+  if (auto v = fields::integer(obj, "seed", INT64_MIN, INT64_MAX)) {
+    sp.seed = static_cast<uint64_t>(*v);
+  }
+}
+
+void parse_common(const json& obj, const RequestLimits& limits, CommonRequest& out) {
+  if (auto v = fields::string(obj, "model")) out.model = *v;
+  if (auto v = fields::boolean(obj, "stream")) out.stream = *v;
+  if (auto it = obj.find("stream_options"); it != obj.end() && !it->is_null()) {
+    if (!it->is_object()) throw bad_request("'stream_options' must be an object", "stream_options");
+    if (!out.stream) {
+      throw bad_request("'stream_options' is only allowed when 'stream' is true", "stream_options");
+    }
+    if (auto v = fields::boolean(*it, "include_usage")) out.include_usage = *v;
+  }
+  for (const char* key : {"max_tokens", "max_completion_tokens"}) {
+    if (auto v = fields::integer(obj, key, 1, INT32_MAX)) {
+      if (*v > limits.max_tokens_limit) {
+        throw bad_request(fmt::format("'{}' is {}, over this server's limit of {} "
+                                      "(--max-tokens-limit)",
+                                      key, *v, limits.max_tokens_limit),
+                          key);
+      }
+      out.max_tokens = static_cast<int32_t>(*v);
+    }
+  }
+  if (auto v = fields::integer(obj, "n", INT64_MIN, INT64_MAX); v && *v != 1) {
+    throw bad_request(fmt::format("'n' must be 1 (one choice per request), got {}", *v), "n");
+  }
+  parse_sampling(obj, out.sampling);
+  parse_stop(obj, out);
+  if (auto v = fields::boolean(obj, "ignore_eos")) out.ignore_eos = *v;
+  if (auto v = fields::string(obj, "user")) out.user = *v;
+}
+
+std::string content_text(const json& content, size_t index) {
+  std::string param = fmt::format("messages[{}].content", index);
+  if (content.is_null()) return "";
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) {
+    throw bad_request(param + " must be a string or an array of content parts", param);
+  }
+  std::string text;
+  for (const auto& part : content) {
+    if (!part.is_object() || !part.contains("type") || !part["type"].is_string()) {
+      throw bad_request(param + " parts must be objects with a string 'type'", param);
+    }
+    if (part["type"] != "text") {
+      throw bad_request(fmt::format("{}: content part type '{}' is not supported (only 'text')",
+                                    param, part["type"].get<std::string>()),
+                        param);
+    }
+    auto t = part.find("text");
+    if (t == part.end() || !t->is_string()) {
+      throw bad_request(param + " text parts need a string 'text'", param);
+    }
+    text += t->get<std::string>();
+  }
+  return text;
+}
+
+std::vector<ChatMessage> parse_messages(const json& obj) {
+  auto it = obj.find("messages");
+  if (it == obj.end() || it->is_null()) throw bad_request("'messages' is required", "messages");
+  if (!it->is_array()) throw bad_request("'messages' must be an array", "messages");
+  if (it->empty()) throw bad_request("'messages' must not be empty", "messages");
+  std::vector<ChatMessage> out;
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& m = (*it)[i];
+    std::string param = fmt::format("messages[{}]", i);
+    if (!m.is_object()) throw bad_request(param + " must be an object", param);
+    auto role = m.find("role");
+    if (role == m.end() || !role->is_string()) {
+      throw bad_request(param + ".role must be a string", param + ".role");
+    }
+    std::string r = role->get<std::string>();
+    if (r != "system" && r != "developer" && r != "user" && r != "assistant" && r != "tool") {
+      throw bad_request(fmt::format("{}.role '{}' is not one of system, developer, user, "
+                                    "assistant, tool",
+                                    param, r),
+                        param + ".role");
+    }
+    auto content = m.find("content");
+    out.push_back({r, content == m.end() ? "" : content_text(*content, i)});
+  }
+  return out;
+}
+
+}  // namespace
+
+json parse_json_object(const std::string& body) {
+  if (!nesting_within(body, kMaxJsonDepth)) {
+    throw bad_request(fmt::format("request body nests deeper than {} levels", kMaxJsonDepth));
+  }
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) throw bad_request("request body is not valid JSON");
+  if (!j.is_object()) throw bad_request("request body must be a JSON object");
+  return j;
+}
+
+ChatRequest parse_chat_request(const std::string& body, const RequestLimits& limits) {
+  json obj = parse_json_object(body);
+  ChatRequest out;
+  parse_common(obj, limits, out.common);
+  if (auto it = obj.find("tools");
+      it != obj.end() && !it->is_null() && !(it->is_array() && it->empty())) {
+    throw bad_request("tool calling is not supported yet: remove 'tools'", "tools");
+  }
+  if (auto it = obj.find("response_format"); it != obj.end() && !it->is_null()) {
+    if (!it->is_object() || it->value("type", json()) != "text") {
+      throw bad_request("'response_format' other than {\"type\":\"text\"} is not supported yet",
+                        "response_format");
+    }
+  }
+  bool logprobs = fields::boolean(obj, "logprobs").value_or(false);
+  auto top = fields::integer(obj, "top_logprobs", 0, 20);
+  if (top && !logprobs) {
+    throw bad_request("'top_logprobs' needs 'logprobs': true", "top_logprobs");
+  }
+  out.common.sampling.logprobs = logprobs;
+  out.common.sampling.top_logprobs = static_cast<int32_t>(top.value_or(0));
+  out.messages = parse_messages(obj);
+  return out;
+}
+
+static void parse_prompt(const json& obj, const RequestLimits& limits, CompletionRequest& out) {
+  auto it = obj.find("prompt");
+  if (it == obj.end() || it->is_null()) throw bad_request("'prompt' is required", "prompt");
+  const json* p = &*it;
+  if (p->is_array() && p->size() == 1 && ((*p)[0].is_string() || (*p)[0].is_array())) {
+    p = &(*p)[0];  // a batch of one prompt
+  }
+  if (p->is_string()) {
+    out.prompt_text = p->get<std::string>();
+    return;
+  }
+  if (!p->is_array()) {
+    throw bad_request(
+        "'prompt' must be a string or an array of token ids, got " + fields::type_name(*p),
+        "prompt");
+  }
+  if (p->empty()) throw bad_request("'prompt' token array must not be empty", "prompt");
+  out.prompt_is_tokens = true;
+  for (const auto& t : *p) {
+    if (t.is_string()) {
+      throw bad_request("'prompt' holds several prompts; send one per request", "prompt");
+    }
+    if (!t.is_number_integer()) throw bad_request("'prompt' token ids must be integers", "prompt");
+    int64_t id = t.get<int64_t>();
+    if (id < 0 || (limits.n_vocab > 0 && id >= limits.n_vocab)) {
+      throw bad_request(
+          fmt::format("'prompt' token id {} is outside the vocabulary [0, {})", id, limits.n_vocab),
+          "prompt");
+    }
+    out.prompt_tokens.push_back(static_cast<int32_t>(id));
+  }
+}
+
+CompletionRequest parse_completion_request(const std::string& body, const RequestLimits& limits) {
+  json obj = parse_json_object(body);
+  CompletionRequest out;
+  parse_common(obj, limits, out.common);
+  parse_prompt(obj, limits, out);
+  if (fields::boolean(obj, "echo").value_or(false)) {
+    throw bad_request("'echo' is not supported yet", "echo");
+  }
+  if (fields::string(obj, "suffix")) throw bad_request("'suffix' is not supported", "suffix");
+  if (auto v = fields::integer(obj, "best_of", 1, 1)) (void)v;
+  if (auto v = fields::integer(obj, "logprobs", 0, 20)) {
+    out.common.sampling.logprobs = true;
+    out.common.sampling.top_logprobs = static_cast<int32_t>(*v);
+  }
+  return out;
+}
+
+}  // namespace baton::server

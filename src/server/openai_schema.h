@@ -1,0 +1,97 @@
+#pragma once
+// OpenAI request parsing and validation (→ internal structs) and response JSON builders for
+// /v1/chat/completions and /v1/completions. Every rejection is an ApiError(400) naming the field.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/sampling_params.h"
+
+namespace baton::server {
+
+struct RequestLimits {
+  int32_t max_tokens_limit = 4096;  // --max-tokens-limit: the largest max_tokens accepted
+  int32_t n_vocab = 0;              // token ids in prompts must be below this (0 = unchecked)
+};
+
+// Fields shared by chat and text completions.
+struct CommonRequest {
+  std::string model;  // empty: the loaded model
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  std::optional<int32_t> max_tokens;
+  engine::SamplingParams sampling;
+  std::vector<std::string> stop;  // at most 4, none empty
+  bool ignore_eos = false;
+  std::string user;
+};
+
+struct ChatMessage {
+  std::string role;  // system, developer, user, assistant, tool
+  std::string content;
+};
+
+struct ChatRequest {
+  CommonRequest common;
+  std::vector<ChatMessage> messages;
+};
+
+struct CompletionRequest {
+  CommonRequest common;
+  bool prompt_is_tokens = false;
+  std::string prompt_text;
+  std::vector<int32_t> prompt_tokens;
+};
+
+// Parse a body; throw ApiError(400) on malformed JSON, wrong types or out-of-range values.
+ChatRequest parse_chat_request(const std::string& body, const RequestLimits& limits);
+CompletionRequest parse_completion_request(const std::string& body, const RequestLimits& limits);
+// Parse the body as a JSON object (400 when it is not one).
+nlohmann::json parse_json_object(const std::string& body);
+
+// One generated token's log-probabilities, already turned into text.
+struct TokenLogprob {
+  std::string token;
+  float logprob = 0;
+  std::vector<std::pair<std::string, float>> top;
+};
+
+struct Usage {
+  int32_t prompt_tokens = 0;
+  int32_t completion_tokens = 0;
+  int32_t cached_tokens = 0;
+};
+
+nlohmann::json usage_json(const Usage& u);
+// Chat "logprobs" object: {"content": [{token, logprob, bytes, top_logprobs}]}.
+nlohmann::json chat_logprobs_json(const std::vector<TokenLogprob>& lps);
+// Completions "logprobs" object: {tokens, token_logprobs, top_logprobs, text_offset}.
+nlohmann::json completion_logprobs_json(const std::vector<TokenLogprob>& lps, size_t text_offset);
+
+struct ResponseMeta {
+  std::string id;  // chatcmpl-… or cmpl-…
+  int64_t created = 0;
+  std::string model;
+};
+
+nlohmann::json chat_response_json(const ResponseMeta& m, const std::string& content,
+                                  const std::string& finish_reason, const Usage& u,
+                                  const nlohmann::json& logprobs);
+// A streamed chat chunk; `delta` is e.g. {"role":"assistant"} or {"content":"…"};
+// finish_reason empty → null.
+nlohmann::json chat_chunk_json(const ResponseMeta& m, const nlohmann::json& delta,
+                               const std::string& finish_reason, const nlohmann::json& logprobs);
+nlohmann::json text_response_json(const ResponseMeta& m, const std::string& text,
+                                  const std::string& finish_reason, const Usage& u,
+                                  const nlohmann::json& logprobs);
+nlohmann::json text_chunk_json(const ResponseMeta& m, const std::string& text,
+                               const std::string& finish_reason, const nlohmann::json& logprobs);
+// The include_usage chunk: empty choices plus usage.
+nlohmann::json usage_chunk_json(const ResponseMeta& m, bool chat, const Usage& u);
+
+// A fresh response id with the given prefix ("chatcmpl-", "cmpl-").
+std::string make_response_id(const std::string& prefix);
+
+}  // namespace baton::server

@@ -1,0 +1,38 @@
+#pragma once
+// Route handlers, called by HttpServer once the model is attached. They throw ApiError for
+// every client-visible failure; HttpServer turns it into the response.
+#include <httplib.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "server/backend.h"
+#include "server/chat_format.h"
+#include "server/http_server.h"
+#include "server/text_codec.h"
+
+namespace baton::server {
+
+struct ServeContext {
+  const ServerOptions& opts;
+  Backend& backend;
+  const TextCodec& codec;
+  ChatStyle style = ChatStyle::Plain;
+  int32_t ctx = 0;      // most tokens one request may hold (prompt + generated)
+  int64_t created = 0;  // unix time the model was attached (for /v1/models)
+  std::function<ServerCounters()> counters;
+};
+
+void handle_chat(const ServeContext& c, const httplib::Request& req, httplib::Response& res);
+void handle_completion(const ServeContext& c, const httplib::Request& req, httplib::Response& res);
+void handle_models(const ServeContext& c, const httplib::Request& req, httplib::Response& res);
+void handle_tokenize(const ServeContext& c, const httplib::Request& req, httplib::Response& res);
+void handle_detokenize(const ServeContext& c, const httplib::Request& req, httplib::Response& res);
+void handle_metrics(const ServeContext& c, const httplib::Request& req, httplib::Response& res);
+void handle_status(const ServeContext& c, const httplib::Request& req, httplib::Response& res);
+
+// Writes an ApiError as the response.
+void send_error(httplib::Response& res, const class ApiError& e);
+
+}  // namespace baton::server

@@ -1,0 +1,61 @@
+#include "server/status_json.h"
+
+namespace baton::server {
+
+using nlohmann::json;
+
+namespace {
+
+json config_json(const sched::SchedConfig& c) {
+  return {{"parallel", c.parallel},
+          {"max_queue", c.max_queue},
+          {"ctx", c.ctx},
+          {"prefill_chunk", c.prefill_chunk},
+          {"mixed_prefill_chunk", c.mixed_prefill_chunk},
+          {"itl_target_ms", c.itl_target_ms},
+          {"kv_ram_mb", c.kv_ram_mb},
+          {"prefix_cache", c.prefix_cache},
+          {"send_stall_timeout_ms", c.send_stall_timeout_ms},
+          {"shutdown_grace_s", c.shutdown_grace_s}};
+}
+
+json request_json(const sched::RequestStatus& r) {
+  return {{"id", r.id},
+          {"state", sched::state_name(r.state)},
+          {"prompt_tokens", r.prompt_tokens},
+          {"prompt_done", r.prompt_done},
+          {"cached_tokens", r.cached_tokens},
+          {"generated", r.generated},
+          {"ms_waited", r.ms_waited}};
+}
+
+}  // namespace
+
+json status_json(const sched::StatusSnapshot& s, const std::string& model) {
+  const auto& m = s.metrics;
+  json running = json::array(), waiting = json::array();
+  for (const auto& r : s.requests) {
+    (r.state == sched::RequestState::Queued ? waiting : running).push_back(request_json(r));
+  }
+  return {{"model", model},
+          {"config", config_json(s.config)},
+          {"running", running},
+          {"waiting", waiting},
+          {"kv",
+           {{"blocks_total", m.kv_blocks_total},
+            {"blocks_used", m.kv_blocks_used},
+            {"blocks_cached", m.kv_blocks_cached},
+            {"usage_ratio", m.kv_usage_ratio}}},
+          {"totals",
+           {{"requests", m.requests_total},
+            {"steps", m.steps_total},
+            {"prompt_tokens", m.prompt_tokens_total},
+            {"generation_tokens", m.generation_tokens_total},
+            {"prefix_cache_queries", m.prefix_cache_queries_total},
+            {"prefix_cache_hits", m.prefix_cache_hits_total},
+            {"prefix_cache_reused_tokens", m.prefix_cache_reused_tokens_total},
+            {"max_decode_gap_seconds", m.max_decode_gap_seconds},
+            {"max_queue_wait_ms", m.max_queue_wait_ms}}}};
+}
+
+}  // namespace baton::server

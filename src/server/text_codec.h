@@ -1,0 +1,39 @@
+#pragma once
+// What the server needs from a tokenizer. The real one (src/tokenizer) is wrapped by
+// tokenizer_codec.h; tests can use a tiny fake. Implementations must be thread-safe for const
+// calls (every HTTP handler thread tokenizes on its own).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace baton::server {
+
+// Incremental detokenizer for one stream: holds back incomplete UTF-8 sequences.
+class TextStream {
+ public:
+  virtual ~TextStream() = default;
+  virtual std::string push(int32_t token) = 0;
+  virtual std::string flush() = 0;
+};
+
+class TextCodec {
+ public:
+  virtual ~TextCodec() = default;
+  virtual std::vector<int32_t> encode(const std::string& text, bool add_bos,
+                                      bool parse_special) const = 0;
+  virtual std::string decode(const std::vector<int32_t>& tokens) const = 0;
+  // A detokenizer for the tokens that follow `prompt`: it is primed with the prompt so the first
+  // generated piece keeps its leading space when it continues the text (and loses it when it
+  // starts the text after BOS), exactly as `baton run` prints it.
+  virtual std::unique_ptr<TextStream> stream(const std::vector<int32_t>& prompt) const = 0;
+  // The token's own text (for logprobs and /tokenize with_pieces).
+  virtual std::string piece(int32_t token) const = 0;
+  // Whether a special token with this exact text exists (chat format detection).
+  virtual bool has_token(const std::string& text) const = 0;
+  virtual int32_t n_vocab() const = 0;
+  // Whether the model expects a BOS token in front of a prompt.
+  virtual bool default_add_bos() const = 0;
+};
+
+}  // namespace baton::server

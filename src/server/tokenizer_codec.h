@@ -1,0 +1,24 @@
+#pragma once
+// TextCodec over the real tokenizer (src/tokenizer).
+#include "server/text_codec.h"
+#include "tokenizer/tokenizer.h"
+
+namespace baton::server {
+
+class TokenizerCodec : public TextCodec {
+ public:
+  explicit TokenizerCodec(const tokenizer::Tokenizer& tok) : tok_(tok) {}
+  std::vector<int32_t> encode(const std::string& text, bool add_bos,
+                              bool parse_special) const override;
+  std::string decode(const std::vector<int32_t>& tokens) const override;
+  std::unique_ptr<TextStream> stream(const std::vector<int32_t>& prompt) const override;
+  std::string piece(int32_t token) const override;
+  bool has_token(const std::string& text) const override;
+  int32_t n_vocab() const override { return tok_.n_vocab(); }
+  bool default_add_bos() const override { return tok_.add_bos(); }
+
+ private:
+  const tokenizer::Tokenizer& tok_;
+};
+
+}  // namespace baton::server

@@ -1,0 +1,157 @@
+#include "synth/synth_model.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <thread>
+
+#include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
+#include "synth/byte_vocab.h"
+#include "synth/random_fill.h"
+#include "util/log.h"
+
+namespace baton::synth {
+namespace {
+
+using gguf::TensorType;
+
+// llama.cpp's llama_ftype for a model whose matrices are all of type t.
+uint32_t file_type(TensorType t) {
+  switch (t) {
+    case TensorType::F32:
+      return 0;
+    case TensorType::F16:
+      return 1;
+    case TensorType::Q4_0:
+      return 2;
+    case TensorType::Q8_0:
+      return 7;
+    case TensorType::Q4_K:
+      return 14;  // Q4_K_S: every matrix q4_K
+    case TensorType::Q6_K:
+      return 18;
+    default:
+      return 0;
+  }
+}
+
+struct Planner {
+  const SynthSpec& s;
+  std::vector<TensorPlan> out;
+
+  void matrix(const std::string& name, uint64_t in, uint64_t outs) {
+    out.push_back({name, s.type, {in, outs}, 0.0f, 1.0f / std::sqrt(static_cast<float>(in))});
+  }
+  void norm(const std::string& name, uint64_t n) {
+    out.push_back({name, TensorType::F32, {n}, 1.0f, 0.02f});
+  }
+  void bias(const std::string& name, uint64_t n) {
+    out.push_back({name, TensorType::F32, {n}, 0.0f, 0.02f});
+  }
+};
+
+std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool tied) {
+  Planner p{s, {}};
+  const uint64_t embd = s.embd, hd = s.embd / s.heads;
+  const uint64_t q = s.heads * hd, kv = s.kv_heads * hd, ff = s.ff;
+  p.matrix("token_embd.weight", embd, vocab);
+  p.norm("output_norm.weight", embd);
+  if (!tied) p.matrix("output.weight", embd, vocab);
+  for (int64_t l = 0; l < s.layers; ++l) {
+    auto n = [l](const char* suffix) { return fmt::format("blk.{}.{}", l, suffix); };
+    p.norm(n("attn_norm.weight"), embd);
+    p.matrix(n("attn_q.weight"), embd, q);
+    p.matrix(n("attn_k.weight"), embd, kv);
+    p.matrix(n("attn_v.weight"), embd, kv);
+    if (s.arch == "qwen2") {
+      p.bias(n("attn_q.bias"), q);
+      p.bias(n("attn_k.bias"), kv);
+      p.bias(n("attn_v.bias"), kv);
+    }
+    if (s.arch == "qwen3") {
+      p.norm(n("attn_q_norm.weight"), hd);
+      p.norm(n("attn_k_norm.weight"), hd);
+    }
+    p.matrix(n("attn_output.weight"), q, embd);
+    p.norm(n("ffn_norm.weight"), embd);
+    p.matrix(n("ffn_gate.weight"), embd, ff);
+    p.matrix(n("ffn_up.weight"), embd, ff);
+    p.matrix(n("ffn_down.weight"), ff, embd);
+  }
+  return std::move(p.out);
+}
+
+void write_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
+  const std::string& a = s.arch;
+  const bool qwen = a != "llama";
+  w.set_string("general.architecture", a);
+  w.set_string("general.name", s.name.empty() ? "synthetic-" + a : s.name);
+  w.set_u32(a + ".context_length", static_cast<uint32_t>(s.ctx));
+  w.set_u32(a + ".embedding_length", static_cast<uint32_t>(s.embd));
+  w.set_u32(a + ".block_count", static_cast<uint32_t>(s.layers));
+  w.set_u32(a + ".feed_forward_length", static_cast<uint32_t>(s.ff));
+  w.set_u32(a + ".attention.head_count", static_cast<uint32_t>(s.heads));
+  w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(s.kv_heads));
+  w.set_f32(a + ".attention.layer_norm_rms_epsilon", qwen ? 1e-6f : 1e-5f);
+  w.set_f32(a + ".rope.freq_base", qwen ? 1000000.0f : 10000.0f);
+  w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.embd / s.heads));
+  w.set_u32("general.file_type", file_type(s.type));
+  if (gguf::traits(s.type).block_elems > 1) w.set_u32("general.quantization_version", 2);
+}
+
+// Copies tokenizer.* from the vocab file; returns its vocabulary size.
+uint64_t copy_vocab(gguf::GgufWriter& w, const std::string& path) {
+  auto f = gguf::GgufFile::open(path);
+  const auto& tokens = f->get_strings("tokenizer.ggml.tokens");
+  if (tokens.empty()) {
+    throw SynthError(
+        fmt::format("--vocab-from {}: tokenizer.ggml.tokens is empty, expected a "
+                    "vocabulary",
+                    path));
+  }
+  w.copy_metadata(*f, "tokenizer.");
+  return tokens.size();
+}
+
+}  // namespace
+
+void write_synthetic_model(const SynthSpec& s, const std::string& out_path) {
+  validate(s);
+  gguf::GgufWriter w;
+  write_hparams(w, s);
+  uint64_t vocab = kByteVocabSize;
+  if (s.vocab_from.empty()) {
+    write_byte_vocab(w);
+  } else {
+    vocab = copy_vocab(w, s.vocab_from);
+  }
+  const bool tied = s.tie_embeddings.value_or(s.arch != "llama");
+  const int threads = s.threads > 0
+                          ? s.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  uint64_t params = 0, bytes = 0;
+  for (auto& plan : plan_tensors(s, vocab, tied)) {
+    uint64_t n = 1;
+    for (uint64_t d : plan.dims) n *= d;
+    params += n;
+    bytes += gguf::row_bytes(plan.type, plan.dims[0]) * (n / plan.dims[0]);
+    const uint64_t seed = s.seed;
+    std::string name = plan.name;
+    auto type = plan.type;
+    auto dims = plan.dims;
+    w.add_tensor(name, type, dims,
+                 [plan = std::move(plan), seed, threads](uint8_t* dst, size_t nb) {
+                   fill_tensor(plan, seed, threads, dst, nb);
+                 });
+  }
+  w.write(out_path);
+  log::info(
+      "synth: wrote {} ({} embd={} layers={} heads={}/{} ff={} vocab={} type={}, {:.1f}M "
+      "params, {:.1f} MB); weights are RANDOM (seed {}), not a trained model: its output is "
+      "gibberish",
+      out_path, s.arch, s.embd, s.layers, s.heads, s.kv_heads, s.ff, vocab, gguf::type_name(s.type),
+      params / 1e6, bytes / 1e6, s.seed);
+}
+
+}  // namespace baton::synth

@@ -1,0 +1,90 @@
+// SentencePiece-style encoding: start from UTF-8 characters and keep merging the adjacent pair
+// whose joined text is a vocabulary piece with the highest score (ties: leftmost), then map
+// leftover pieces to <0xNN> byte tokens. A heap over a linked list keeps it O(n log n).
+#include <queue>
+#include <vector>
+
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/utf8.h"
+
+namespace baton::tokenizer {
+namespace {
+
+struct Symbol {
+  int prev, next;
+  size_t off, len;  // len 0: merged away
+};
+
+struct Bigram {
+  float score;
+  int left, right;
+  size_t len;
+};
+
+struct BigramOrder {
+  bool operator()(const Bigram& a, const Bigram& b) const {
+    return a.score < b.score || (a.score == b.score && a.left > b.left);
+  }
+};
+
+}  // namespace
+
+void Tokenizer::encode_spm(std::string_view text, std::vector<int32_t>& out) const {
+  std::vector<Symbol> sym;
+  sym.reserve(text.size());
+  for (size_t off = 0; off < text.size();) {
+    // Invalid UTF-8 goes byte by byte, so a stray lead byte cannot swallow the next character.
+    const auto sc = utf8::scan(text, off);
+    const size_t len = sc.status == utf8::Status::Complete ? sc.len : 1;
+    const int idx = static_cast<int>(sym.size());
+    sym.push_back({idx - 1, off + len == text.size() ? -1 : idx + 1, off, len});
+    off += len;
+  }
+  std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder> queue;
+  const auto try_add = [&](int l, int r) {
+    if (l < 0 || r < 0) return;
+    const size_t len = sym[l].len + sym[r].len;
+    const int32_t id = lookup(text.substr(sym[l].off, len));
+    if (id < 0) return;
+    queue.push({scores_[id], l, r, len});
+  };
+  for (size_t i = 1; i < sym.size(); ++i) try_add(static_cast<int>(i) - 1, static_cast<int>(i));
+
+  while (!queue.empty()) {
+    const Bigram b = queue.top();
+    queue.pop();
+    Symbol& l = sym[b.left];
+    Symbol& r = sym[b.right];
+    // Stale when either side was merged since this pair was queued.
+    if (l.len == 0 || r.len == 0 || l.len + r.len != b.len) continue;
+    l.len += r.len;
+    r.len = 0;
+    l.next = r.next;
+    if (r.next >= 0) sym[r.next].prev = b.left;
+    try_add(l.prev, b.left);
+    try_add(b.left, l.next);
+  }
+
+  for (int i = sym.empty() ? -1 : 0; i != -1; i = sym[i].next) {
+    const std::string_view piece = text.substr(sym[i].off, sym[i].len);
+    if (const int32_t id = lookup(piece); id >= 0) {
+      out.push_back(id);
+      continue;
+    }
+    // A vocabulary without a "▁" piece (a bare byte vocabulary) spells the space as <0x20>, so
+    // decoding gives a space back rather than the bytes of U+2581.
+    if (piece == "\xE2\x96\x81" && byte_ids_[' '] >= 0) {
+      out.push_back(byte_ids_[' ']);
+      continue;
+    }
+    bool bytes = true;
+    for (char c : piece) bytes = bytes && byte_ids_[static_cast<uint8_t>(c)] >= 0;
+    if (bytes) {
+      for (char c : piece) out.push_back(byte_ids_[static_cast<uint8_t>(c)]);
+    } else if (unk_id_ >= 0) {
+      out.push_back(unk_id_);  // one unknown per character, as SentencePiece does
+    }
+  }
+}
+
+}  // namespace baton::tokenizer

@@ -1,0 +1,86 @@
+// `baton gguf info` and `baton gguf synth`, run as the real binary.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+
+#include "gguf/gguf_file.h"
+#include "support/shared_files.h"
+
+namespace baton::gguf {
+namespace {
+
+struct RunResult {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+};
+
+RunResult run_baton(const std::string& args) {
+  std::string cmd = "'" + testing::baton_binary() + "' " + args + " 2>&1";
+  RunResult r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  int st = ::pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+TEST(CliGguf, SynthThenInfo) {
+  auto out = testing::scratch_dir() / "m.gguf";
+  auto r = run_baton("gguf synth '" + out.string() +
+                     "' --arch qwen2 --embd 64 --layers 2 --heads 4 --kv-heads 2 --ff 128 "
+                     "--ctx 256 --type q8_0 --byte-vocab --seed 9");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("RANDOM"), std::string::npos) << r.output;
+  auto f = GgufFile::open(out.string());
+  EXPECT_EQ(f->get_string("general.architecture"), "qwen2");
+  EXPECT_EQ(f->find_tensor("blk.1.ffn_down.weight")->type, TensorType::Q8_0);
+
+  r = run_baton("gguf info '" + out.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* want :
+       {"general.architecture", "\"qwen2\"", "qwen2.embedding_length", "tokenizer.ggml.tokens",
+        "(259 x string)", "[\"<unk>\", \"<s>\"", "blk.1.ffn_down.weight", "q8_0", "[128, 64]",
+        "blk.0.attn_q.bias", "tensors (26)", "total: 26 tensors"}) {
+    EXPECT_NE(r.output.find(want), std::string::npos) << "missing " << want << "\n" << r.output;
+  }
+}
+
+TEST(CliGguf, InfoOnStories260K) {
+  BATON_REQUIRE_SHARED(path, "models/stories260K.gguf");
+  auto r = run_baton("gguf info '" + path.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("metadata (19 keys)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("tensors (48)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("token_embd.weight"), std::string::npos);
+}
+
+TEST(CliGguf, InfoRefusesVersion1) {
+  BATON_REQUIRE_SHARED(path, "models/tinyllamas-stories-260k-f32.gguf");
+  auto r = run_baton("gguf info '" + path.string() + "'");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("baton: error:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("version 1 is not supported"), std::string::npos) << r.output;
+}
+
+TEST(CliGguf, SynthFlagErrors) {
+  auto out = (testing::scratch_dir() / "x.gguf").string();
+  auto r = run_baton("gguf synth '" + out +
+                     "' --embd 64 --heads 4 --kv-heads 4 --type q4_k --byte-vocab");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("--embd 64"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("multiple of 256"), std::string::npos) << r.output;
+  r = run_baton("gguf synth '" + out + "' --type q3_k --byte-vocab");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("--type q3_k"), std::string::npos) << r.output;
+  r = run_baton("gguf synth '" + out + "'");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("--byte-vocab"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+}  // namespace
+}  // namespace baton::gguf

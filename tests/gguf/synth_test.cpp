@@ -1,0 +1,239 @@
+// Synthetic models: llama.cpp names and shapes, metadata, determinism, flag validation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "gguf/gguf_file.h"
+#include "kernels/quantize.h"
+#include "support/shared_files.h"
+#include "synth/synth_model.h"
+
+namespace baton::synth {
+namespace {
+
+using gguf::GgufFile;
+using gguf::TensorType;
+
+SynthSpec tiny(const std::string& arch, TensorType type = TensorType::F32) {
+  SynthSpec s;
+  s.arch = arch;
+  s.embd = 64;
+  s.layers = 2;
+  s.heads = 4;
+  s.kv_heads = 2;
+  s.ff = 96;
+  s.ctx = 128;
+  s.type = type;
+  s.seed = 42;
+  return s;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+std::unique_ptr<GgufFile> build(const SynthSpec& s, const std::string& file) {
+  auto path = testing::scratch_dir() / file;
+  write_synthetic_model(s, path.string());
+  return GgufFile::open(path.string());
+}
+
+void expect_dims(const GgufFile& f, const std::string& name, std::vector<uint64_t> dims) {
+  const gguf::TensorInfo* t = f.find_tensor(name);
+  ASSERT_NE(t, nullptr) << "missing " << name;
+  EXPECT_EQ(t->dims, dims) << name;
+}
+
+TEST(Synth, LlamaShapesAndMetadata) {
+  auto f = build(tiny("llama"), "llama.gguf");
+  EXPECT_EQ(f->get_string("general.architecture"), "llama");
+  EXPECT_EQ(f->get_int("llama.context_length"), 128);
+  EXPECT_EQ(f->get_int("llama.embedding_length"), 64);
+  EXPECT_EQ(f->get_int("llama.block_count"), 2);
+  EXPECT_EQ(f->get_int("llama.feed_forward_length"), 96);
+  EXPECT_EQ(f->get_int("llama.attention.head_count"), 4);
+  EXPECT_EQ(f->get_int("llama.attention.head_count_kv"), 2);
+  EXPECT_EQ(f->get_int("llama.rope.dimension_count"), 16);
+  EXPECT_FLOAT_EQ(f->get_float("llama.attention.layer_norm_rms_epsilon"), 1e-5f);
+  EXPECT_FLOAT_EQ(f->get_float("llama.rope.freq_base"), 10000.0f);
+  EXPECT_EQ(f->get_int("general.file_type"), 0);
+  EXPECT_EQ(f->tensors().size(), 3u + 2u * 9u);
+  expect_dims(*f, "token_embd.weight", {64, 259});
+  expect_dims(*f, "output.weight", {64, 259});
+  expect_dims(*f, "output_norm.weight", {64});
+  expect_dims(*f, "blk.1.attn_norm.weight", {64});
+  expect_dims(*f, "blk.1.attn_q.weight", {64, 64});
+  expect_dims(*f, "blk.1.attn_k.weight", {64, 32});
+  expect_dims(*f, "blk.1.attn_v.weight", {64, 32});
+  expect_dims(*f, "blk.1.attn_output.weight", {64, 64});
+  expect_dims(*f, "blk.1.ffn_norm.weight", {64});
+  expect_dims(*f, "blk.1.ffn_gate.weight", {64, 96});
+  expect_dims(*f, "blk.1.ffn_up.weight", {64, 96});
+  expect_dims(*f, "blk.1.ffn_down.weight", {96, 64});
+}
+
+TEST(Synth, Qwen2HasBiasesAndTiedOutput) {
+  auto f = build(tiny("qwen2"), "qwen2.gguf");
+  EXPECT_EQ(f->find_tensor("output.weight"), nullptr);
+  expect_dims(*f, "blk.0.attn_q.bias", {64});
+  expect_dims(*f, "blk.0.attn_k.bias", {32});
+  expect_dims(*f, "blk.0.attn_v.bias", {32});
+  EXPECT_EQ(f->find_tensor("blk.0.attn_q.bias")->type, TensorType::F32);
+  EXPECT_FLOAT_EQ(f->get_float("qwen2.attention.layer_norm_rms_epsilon"), 1e-6f);
+  EXPECT_FLOAT_EQ(f->get_float("qwen2.rope.freq_base"), 1000000.0f);
+  EXPECT_EQ(f->tensors().size(), 2u + 2u * 12u);
+}
+
+TEST(Synth, Qwen3HasQkNorms) {
+  auto f = build(tiny("qwen3"), "qwen3.gguf");
+  expect_dims(*f, "blk.1.attn_q_norm.weight", {16});
+  expect_dims(*f, "blk.1.attn_k_norm.weight", {16});
+  EXPECT_EQ(f->find_tensor("blk.1.attn_q.bias"), nullptr);
+  EXPECT_EQ(f->get_int("qwen3.embedding_length"), 64);
+  SynthSpec untied = tiny("qwen3");
+  untied.tie_embeddings = false;
+  EXPECT_NE(build(untied, "untied.gguf")->find_tensor("output.weight"), nullptr);
+}
+
+TEST(Synth, ByteVocab) {
+  auto f = build(tiny("llama"), "v.gguf");
+  const auto& tokens = f->get_strings("tokenizer.ggml.tokens");
+  ASSERT_EQ(tokens.size(), 259u);
+  EXPECT_EQ(tokens[0], "<unk>");
+  EXPECT_EQ(tokens[1], "<s>");
+  EXPECT_EQ(tokens[2], "</s>");
+  EXPECT_EQ(tokens[3], "<0x00>");
+  EXPECT_EQ(tokens[258], "<0xFF>");
+  const auto& types = f->get_ints("tokenizer.ggml.token_type");
+  EXPECT_EQ(types[0], 2);
+  EXPECT_EQ(types[1], 3);
+  EXPECT_EQ(types[100], 6);
+  EXPECT_EQ(f->get_floats("tokenizer.ggml.scores").size(), 259u);
+  EXPECT_EQ(f->get_string("tokenizer.ggml.model"), "llama");
+  EXPECT_EQ(f->get_int("tokenizer.ggml.bos_token_id"), 1);
+  EXPECT_EQ(f->get_int("tokenizer.ggml.eos_token_id"), 2);
+  EXPECT_EQ(f->get_int("tokenizer.ggml.unknown_token_id"), 0);
+  EXPECT_TRUE(f->get_bool_or("tokenizer.ggml.add_bos_token", false));
+  EXPECT_FALSE(f->has("tokenizer.ggml.merges"));
+}
+
+TEST(Synth, VocabFromCopiesTokenizer) {
+  BATON_REQUIRE_SHARED(vocab, "models/vocab/ggml-vocab-llama-spm.gguf");
+  SynthSpec s = tiny("llama", TensorType::Q8_0);
+  s.vocab_from = vocab.string();
+  auto f = build(s, "spm.gguf");
+  auto v = GgufFile::open(vocab.string());
+  size_t copied = 0;
+  for (const auto& [key, value] : v->metadata()) {
+    if (key.rfind("tokenizer.", 0) != 0) continue;
+    ASSERT_TRUE(f->has(key)) << key;
+    EXPECT_EQ(f->find(key)->to_display(1000), value.to_display(1000)) << key;
+    ++copied;
+  }
+  EXPECT_GT(copied, 3u);
+  uint64_t n_vocab = v->get_strings("tokenizer.ggml.tokens").size();
+  expect_dims(*f, "token_embd.weight", {64, n_vocab});
+  EXPECT_EQ(f->get_string("general.architecture"), "llama");
+  EXPECT_EQ(f->get_int("general.file_type"), 7);
+}
+
+TEST(Synth, SameSeedSameBytesOtherSeedOtherBytes) {
+  auto dir = testing::scratch_dir();
+  SynthSpec s = tiny("qwen2", TensorType::Q8_0);
+  s.threads = 1;
+  write_synthetic_model(s, (dir / "a.gguf").string());
+  s.threads = 3;
+  write_synthetic_model(s, (dir / "b.gguf").string());
+  s.seed = 43;
+  write_synthetic_model(s, (dir / "c.gguf").string());
+  EXPECT_EQ(slurp(dir / "a.gguf"), slurp(dir / "b.gguf"));
+  EXPECT_NE(slurp(dir / "a.gguf"), slurp(dir / "c.gguf"));
+  EXPECT_EQ(slurp(dir / "a.gguf").size(), slurp(dir / "c.gguf").size());
+}
+
+TEST(Synth, WeightScaleFollowsFanIn) {
+  SynthSpec s = tiny("llama");
+  s.embd = 256;
+  s.heads = 8;
+  s.ff = 1024;
+  auto f = build(s, "scale.gguf");
+  for (const char* name : {"blk.0.attn_q.weight", "blk.0.ffn_down.weight"}) {
+    const auto* t = f->find_tensor(name);
+    const float* x = reinterpret_cast<const float*>(f->tensor_data(*t));
+    double sum = 0, sq = 0;
+    for (uint64_t k = 0; k < t->n_elements; ++k) {
+      sum += x[k];
+      sq += double(x[k]) * x[k];
+    }
+    double mean = sum / t->n_elements, sd = std::sqrt(sq / t->n_elements - mean * mean);
+    double want = 1.0 / std::sqrt(double(t->dims[0]));
+    EXPECT_NEAR(sd, want, want * 0.05) << name;
+    EXPECT_NEAR(mean, 0.0, want * 0.05) << name;
+  }
+  const auto* norm = f->find_tensor("blk.0.attn_norm.weight");
+  const float* w = reinterpret_cast<const float*>(f->tensor_data(*norm));
+  for (uint64_t k = 0; k < norm->n_elements; ++k) EXPECT_NEAR(w[k], 1.0f, 0.05f);
+}
+
+TEST(Synth, QuantizedTypesOpenAndDecode) {
+  for (TensorType t :
+       {TensorType::F16, TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q6_K}) {
+    SCOPED_TRACE(std::string(gguf::type_name(t)));
+    SynthSpec s = tiny("qwen3", t);
+    s.embd = 256;
+    s.heads = 4;
+    s.ff = 512;
+    s.layers = 1;
+    auto f = build(s, "q.gguf");
+    const auto* q = f->find_tensor("blk.0.attn_q.weight");
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q->type, t);
+    EXPECT_EQ(f->find_tensor("blk.0.attn_q_norm.weight")->type, TensorType::F32);
+    EXPECT_EQ(f->find_tensor("token_embd.weight")->type, t);
+    std::vector<float> row(256);
+    kernels::dequantize_row(t, f->tensor_data(*q), row.data(), 256);
+    double sq = 0;
+    for (float v : row) sq += double(v) * v;
+    EXPECT_NEAR(std::sqrt(sq / 256), 1.0 / 16, 0.02);
+  }
+}
+
+std::string spec_error(const SynthSpec& s) {
+  try {
+    validate(s);
+  } catch (const SynthError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Synth, FlagErrorsNameTheFlagAndTheFix) {
+  SynthSpec s = tiny("llama", TensorType::Q4_K);
+  std::string msg = spec_error(s);
+  EXPECT_NE(msg.find("--embd 64"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("multiple of 256"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--embd 256"), std::string::npos) << msg;
+  s = tiny("llama", TensorType::Q8_0);
+  s.ff = 100;
+  EXPECT_NE(spec_error(s).find("--ff 100"), std::string::npos) << spec_error(s);
+  s = tiny("mistral");
+  EXPECT_NE(spec_error(s).find("--arch mistral"), std::string::npos);
+  s = tiny("llama");
+  s.heads = 5;
+  EXPECT_NE(spec_error(s).find("--heads 5"), std::string::npos);
+  s = tiny("llama");
+  s.kv_heads = 3;
+  EXPECT_NE(spec_error(s).find("--kv-heads 3"), std::string::npos);
+  s = tiny("llama");
+  s.layers = 0;
+  EXPECT_NE(spec_error(s).find("--layers 0"), std::string::npos);
+  s = tiny("llama", TensorType::Q5_K);
+  EXPECT_NE(spec_error(s).find("--type q5_K"), std::string::npos);
+  EXPECT_EQ(spec_error(tiny("qwen3")), "");
+  EXPECT_THROW(write_synthetic_model(tiny("llama", TensorType::Q4_K), "unused.gguf"), SynthError);
+}
+
+}  // namespace
+}  // namespace baton::synth

@@ -1,0 +1,235 @@
+#include "kernels/matmul.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/matmul_impl.h"
+#include "kernels/quantize.h"
+#include "kernels/simd.h"
+
+namespace baton::kernels {
+namespace {
+
+using gguf::TensorType;
+
+const TensorType kAllTypes[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16,
+                                TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K,
+                                TensorType::Q6_K};
+
+std::vector<SimdLevel> available_levels() {
+  std::vector<SimdLevel> out;
+  for (int l = 0; l <= int(detected_simd_level()); ++l) out.push_back(SimdLevel(l));
+  return out;
+}
+
+std::string label(TensorType t, SimdLevel l) {
+  return "type " + std::to_string(int(t)) + " at " + simd_level_label(l);
+}
+
+std::vector<float> random_values(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+// A quantized weight matrix with its dequantized copy.
+struct Weights {
+  TensorType type;
+  int64_t rows, cols;
+  std::vector<uint8_t> bytes;
+  std::vector<float> deq;
+  MatrixView view() const { return {type, bytes.data(), rows, cols, kernel_row_bytes(type, cols)}; }
+};
+
+Weights make_weights(TensorType t, int64_t rows, int64_t cols, uint32_t seed) {
+  Weights w{t, rows, cols, {}, {}};
+  const size_t rb = kernel_row_bytes(t, cols);
+  w.bytes.resize(rb * size_t(rows));
+  w.deq.resize(size_t(rows * cols));
+  const auto src = random_values(rows * cols, seed);
+  for (int64_t r = 0; r < rows; ++r) {
+    quantize_row(t, src.data() + r * cols, w.bytes.data() + size_t(r) * rb, cols);
+    dequantize_row(t, w.bytes.data() + size_t(r) * rb, w.deq.data() + r * cols, cols);
+  }
+  return w;
+}
+
+// Checks y against a float64 product of the dequantized weights. Quantized types also
+// quantize x per 32 elements (error <= dx/2 each), so the bound is sum |W| * dx/2.
+void expect_close_to_reference(const Weights& w, const std::vector<float>& x, int64_t n_x,
+                               const std::vector<float>& y, const std::string& what) {
+  const bool quantized = block_shape(w.type).elems > 1;
+  for (int64_t r = 0; r < n_x; ++r) {
+    const float* xr = x.data() + r * w.cols;
+    for (int64_t o = 0; o < w.rows; ++o) {
+      const float* wr = w.deq.data() + o * w.cols;
+      double ref = 0, mag = 0, bound = 0;
+      for (int64_t i = 0; i < w.cols; ++i) {
+        ref += double(wr[i]) * xr[i];
+        mag += std::fabs(double(wr[i]) * xr[i]);
+      }
+      if (quantized) {
+        for (int64_t b = 0; b < w.cols; b += 32) {
+          double amax = 0, wabs = 0;
+          for (int i = 0; i < 32; ++i) {
+            amax = std::max(amax, std::fabs(double(xr[b + i])));
+            wabs += std::fabs(double(wr[b + i]));
+          }
+          bound += wabs * amax / 127 / 2;
+        }
+      }
+      bound = bound * 1.01 + 1e-5 * mag + 1e-6;
+      ASSERT_NEAR(y[size_t(r * w.rows + o)], ref, bound) << what << " row " << o << " x " << r;
+    }
+  }
+}
+
+TEST(Matmul, EveryTypeAndLevelMatchesReference) {
+  ThreadPool pool(2);
+  for (auto t : kAllTypes) {
+    const int64_t cols = 512, rows = 37, n_x = 5;
+    const auto w = make_weights(t, rows, cols, 11);
+    const auto x = random_values(n_x * cols, 12);
+    for (auto level : available_levels()) {
+      std::vector<float> y(size_t(n_x * rows), -1.0f);
+      matmul_at(level, w.view(), x.data(), n_x, y.data(), &pool);
+      expect_close_to_reference(w, x, n_x, y, label(t, level));
+    }
+  }
+}
+
+TEST(Matmul, OddShapes) {
+  struct Shape {
+    int64_t rows, cols, n_x;
+  };
+  for (auto t : kAllTypes) {
+    const int64_t block = block_shape(t).elems;
+    const int64_t base_cols = block == 1 ? 33 : block;  // float tails are not 16-aligned
+    for (Shape s : {Shape{1, base_cols, 1}, Shape{5, base_cols, 9}, Shape{13, 2 * base_cols, 17},
+                    Shape{3, 3 * base_cols, 2}}) {
+      const auto w = make_weights(t, s.rows, s.cols, uint32_t(s.rows * 7 + s.n_x));
+      const auto x = random_values(s.n_x * s.cols, uint32_t(s.cols));
+      for (auto level : available_levels()) {
+        for (int threads : {1, 3}) {
+          ThreadPool pool(threads);
+          std::vector<float> y(size_t(s.n_x * s.rows), -1.0f);
+          matmul_at(level, w.view(), x.data(), s.n_x, y.data(), &pool);
+          expect_close_to_reference(w, x, s.n_x, y,
+                                    label(t, level) + " shape " + std::to_string(s.rows) + "x" +
+                                        std::to_string(s.cols) + " n_x " + std::to_string(s.n_x));
+        }
+      }
+    }
+  }
+}
+
+TEST(Matmul, BatchInvariance) {
+  // Large enough that even batches of 2 cross the threading threshold of matmul_at.
+  const int64_t rows = 45, cols = 1024, n_x = 64;
+  const auto x = random_values(n_x * cols, 99);
+  ThreadPool pool1(1), pool2(2), pool3(3);
+  ThreadPool* pools[] = {&pool1, &pool2, &pool3};
+  for (auto t : kAllTypes) {
+    const auto w = make_weights(t, rows, cols, 98);
+    for (auto level : available_levels()) {
+      // Reference: each x row alone, one thread.
+      std::vector<float> single(static_cast<size_t>(n_x * rows));
+      std::vector<float> y1(static_cast<size_t>(rows));
+      for (int64_t r = 0; r < n_x; ++r) {
+        matmul_at(level, w.view(), x.data() + r * cols, 1, y1.data(), nullptr);
+        std::memcpy(&single[size_t(r * rows)], y1.data(), size_t(rows) * 4);
+      }
+      for (int64_t batch : {2, 3, 7, 64}) {
+        for (ThreadPool* pool : pools) {
+          std::vector<float> y(size_t(n_x * rows), -1.0f);
+          for (int64_t r0 = 0; r0 < n_x; r0 += batch) {
+            const int64_t n = std::min(batch, n_x - r0);
+            matmul_at(level, w.view(), x.data() + r0 * cols, n, y.data() + r0 * rows, pool);
+          }
+          ASSERT_EQ(std::memcmp(y.data(), single.data(), y.size() * 4), 0)
+              << label(t, level) << " batch " << batch << " threads " << pool->size();
+        }
+      }
+    }
+  }
+}
+
+// Every level must quantize x identically, or results would differ between machines for no
+// reason; the AVX-512 row quantizer mirrors the scalar one operation for operation.
+TEST(Matmul, XQuantizationIsTheSameAtEveryLevel) {
+  if (detected_simd_level() != SimdLevel::Avx512) GTEST_SKIP() << "CPU lacks AVX-512 VNNI";
+  auto x = random_values(4 * 256, 31);
+  x[5] = 0.0f;
+  for (int i = 64; i < 96; ++i) x[size_t(i)] = 0.0f;  // an all-zero block
+  x[200] = 1e30f;
+  QuantizedX a, b;
+  resize_quantized_x(a, 4, 8, true);
+  resize_quantized_x(b, 4, 8, true);
+  for (int r = 0; r < 4; ++r) {
+    quantize_x_row(x.data() + r * 256, a, r);
+    quantize_x_row_avx512(x.data() + r * 256, b, r);
+  }
+  EXPECT_EQ(a.qs, b.qs);
+  EXPECT_EQ(a.d, b.d);
+  EXPECT_EQ(a.s, b.s);
+}
+
+TEST(Matmul, ProcessLevelAndName) {
+  const std::string name = simd_level_name();
+  EXPECT_TRUE(name == "avx512-vnni" || name == "avx2" || name == "scalar") << name;
+  EXPECT_LE(int(active_simd_level()), int(detected_simd_level()));
+  const auto w = make_weights(TensorType::Q8_0, 8, 64, 5);
+  const auto x = random_values(64, 6);
+  std::vector<float> a(8), b(8);
+  matmul(w.view(), x.data(), 1, a.data(), nullptr);
+  matmul_at(active_simd_level(), w.view(), x.data(), 1, b.data(), nullptr);
+  EXPECT_EQ(a, b);
+}
+
+TEST(Matmul, RejectsBadInput) {
+  const auto w = make_weights(TensorType::Q8_0, 4, 64, 5);
+  std::vector<float> x(64), y(4);
+  MatrixView v = w.view();
+  v.cols = 40;  // not a multiple of 32
+  EXPECT_THROW(matmul(v, x.data(), 1, y.data(), nullptr), std::invalid_argument);
+  v = w.view();
+  v.type = TensorType::Q5_1;
+  EXPECT_THROW(matmul(v, x.data(), 1, y.data(), nullptr), std::invalid_argument);
+  v = w.view();
+  v.row_stride = 10;
+  EXPECT_THROW(matmul(v, x.data(), 1, y.data(), nullptr), std::invalid_argument);
+  EXPECT_THROW(matmul(w.view(), nullptr, 1, y.data(), nullptr), std::invalid_argument);
+  matmul(w.view(), x.data(), 0, y.data(), nullptr);  // empty batch is a no-op
+}
+
+TEST(Matmul, ViewOfAndGetRow) {
+  const auto w = make_weights(TensorType::Q4_K, 3, 256, 21);
+  gguf::TensorInfo info;
+  info.name = "blk.0.ffn_up.weight";
+  info.type = TensorType::Q4_K;
+  info.dims = {256, 3};
+  info.n_elements = 768;
+  const MatrixView v = view_of(info, w.bytes.data());
+  EXPECT_EQ(v.rows, 3);
+  EXPECT_EQ(v.cols, 256);
+  EXPECT_EQ(v.row_stride, 144u);
+  std::vector<float> row(256);
+  get_row(v, 2, row.data());
+  EXPECT_EQ(0, std::memcmp(row.data(), w.deq.data() + 512, 256 * 4));
+  EXPECT_THROW(get_row(v, 3, row.data()), std::out_of_range);
+  info.dims = {256, 3, 2};
+  EXPECT_THROW(view_of(info, w.bytes.data()), std::invalid_argument);
+  info.dims = {100, 3};
+  EXPECT_THROW(view_of(info, w.bytes.data()), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace baton::kernels

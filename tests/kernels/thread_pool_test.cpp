@@ -1,0 +1,73 @@
+#include "kernels/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <vector>
+
+namespace baton::kernels {
+namespace {
+
+TEST(ThreadPool, CoversRangeExactlyOnceInContiguousChunks) {
+  for (int threads : {1, 2, 3, 5}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.size(), threads);
+    for (int64_t n : {1, 2, 3, 7, 100, 1001}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      std::atomic<int> calls{0};
+      pool.parallel_for(n, [&](int64_t b, int64_t e) {
+        ASSERT_LT(b, e);
+        ++calls;
+        for (int64_t i = b; i < e; ++i) ++hits[size_t(i)];
+      });
+      for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+      EXPECT_LE(calls.load(), threads);
+    }
+  }
+}
+
+TEST(ThreadPool, ZeroAndDefaultSize) {
+  ThreadPool pool(0);
+  EXPECT_GE(pool.size(), 1);
+  bool called = false;
+  pool.parallel_for(0, [&](int64_t, int64_t) { called = true; });
+  EXPECT_FALSE(called);
+}
+
+TEST(ThreadPool, RethrowsAndStaysUsable) {
+  ThreadPool pool(3);
+  EXPECT_THROW(pool.parallel_for(9,
+                                 [](int64_t b, int64_t) {
+                                   if (b > 0) throw std::runtime_error("boom");
+                                 }),
+               std::runtime_error);
+  std::atomic<int64_t> sum{0};
+  pool.parallel_for(100, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) sum += i;
+  });
+  EXPECT_EQ(sum.load(), 4950);
+}
+
+TEST(ThreadPool, NestedCallRunsInline) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> sum{0};
+  pool.parallel_for(4, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      pool.parallel_for(10, [&](int64_t b2, int64_t e2) { sum += e2 - b2; });
+    }
+  });
+  EXPECT_EQ(sum.load(), 40);
+}
+
+TEST(ThreadPool, ManyShortCalls) {
+  ThreadPool pool(3);
+  std::atomic<int64_t> total{0};
+  for (int i = 0; i < 2000; ++i) {
+    pool.parallel_for(6, [&](int64_t b, int64_t e) { total += e - b; });
+  }
+  EXPECT_EQ(total.load(), 12000);
+}
+
+}  // namespace
+}  // namespace baton::kernels

@@ -1,0 +1,81 @@
+#pragma once
+// Drives an engine the way the scheduler does: a target sequence's prompt split into chunks,
+// each step batched with companion sequences that prefill or decode in their own blocks.
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace baton::testing {
+
+class BlockAllocator {
+ public:
+  explicit BlockAllocator(int32_t first = 0) : next_(first) {}
+  std::vector<int32_t> take(int32_t n) {
+    std::vector<int32_t> v(n);
+    std::iota(v.begin(), v.end(), next_);
+    next_ += n;
+    return v;
+  }
+  int32_t used() const { return next_; }
+
+ private:
+  int32_t next_;
+};
+
+inline int32_t blocks_for(int32_t n_tokens, int32_t block_size) {
+  return (n_tokens + block_size - 1) / block_size;
+}
+
+// Runs `prompt` through the engine in chunks of `chunk` tokens (<= 0: whole), each step with
+// `n_others` companions, and returns the logits after the last token. Blocks come from `alloc`.
+inline std::vector<float> run_target(engine::Engine& eng, const std::vector<int32_t>& prompt,
+                                     int chunk, int n_others, BlockAllocator& alloc,
+                                     uint32_t seed) {
+  const auto info = eng.info();
+  std::mt19937 rng(seed);
+  const size_t step = chunk <= 0 ? prompt.size() : static_cast<size_t>(chunk);
+  const int32_t n_steps = static_cast<int32_t>((prompt.size() + step - 1) / step);
+  engine::SeqChunk target;
+  target.request_id = 1000;
+  target.block_table = alloc.take(blocks_for(static_cast<int32_t>(prompt.size()), info.block_size));
+  std::vector<engine::SeqChunk> others(n_others);
+  for (int i = 0; i < n_others; ++i) {
+    others[i].request_id = static_cast<uint64_t>(i + 1);
+    others[i].block_table = alloc.take(blocks_for(n_steps * 9, info.block_size));
+  }
+  std::vector<float> result;
+  for (size_t i = 0; i < prompt.size(); i += step) {
+    const size_t n = std::min(step, prompt.size() - i);
+    target.start_pos = static_cast<int32_t>(i);
+    target.tokens.assign(prompt.begin() + i, prompt.begin() + i + n);
+    target.want_logits = i + n == prompt.size();
+    engine::StepBatch b;
+    for (auto& o : others) {
+      o.start_pos += static_cast<int32_t>(o.tokens.size());
+      o.tokens.resize(1 + rng() % 9);
+      for (auto& t : o.tokens) t = static_cast<int32_t>(rng() % info.n_vocab);
+      o.want_logits = rng() % 2 == 0;
+      b.seqs.push_back(o);
+    }
+    // The target's place in the batch moves around too.
+    const size_t where = rng() % (b.seqs.size() + 1);
+    b.seqs.insert(b.seqs.begin() + static_cast<int64_t>(where), target);
+    engine::StepOutput out;
+    eng.forward(b, out);
+    for (size_t k = 0; k < out.request_ids.size(); ++k) {
+      if (out.request_ids[k] == target.request_id) result = out.logits[k];
+    }
+  }
+  return result;
+}
+
+inline bool bit_identical(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && !a.empty() &&
+         std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace baton::testing

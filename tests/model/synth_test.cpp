@@ -1,0 +1,170 @@
+// Batch invariance and architecture coverage on small synthetic models (random weights).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "engine/generate.h"
+#include "engine/llama_engine.h"
+#include "invariance.h"
+#include "support/shared_files.h"
+#include "synth/synth_model.h"
+
+namespace baton {
+namespace {
+
+// Writes each synthetic model once per test process.
+std::string synth_model(const std::string& arch, gguf::TensorType type) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> made;
+  std::lock_guard lock(mu);
+  const std::string key = arch + "-" + std::string(gguf::type_name(type));
+  if (auto it = made.find(key); it != made.end()) return it->second;
+  auto dir = std::filesystem::temp_directory_path() / "baton-tests" / "model-synth";
+  std::filesystem::create_directories(dir);
+  synth::SynthSpec spec;
+  spec.arch = arch;
+  spec.embd = 256;
+  spec.layers = 2;
+  spec.heads = 8;
+  spec.kv_heads = 2;
+  spec.ff = 512;
+  spec.ctx = 1024;
+  spec.type = type;
+  spec.seed = 7;
+  spec.threads = 2;
+  const auto path = (dir / (key + ".gguf")).string();
+  synth::write_synthetic_model(spec, path);
+  return made[key] = path;
+}
+
+std::vector<int32_t> some_prompt(int n, int32_t n_vocab) {
+  std::vector<int32_t> p(n);
+  for (int i = 0; i < n; ++i) p[i] = static_cast<int32_t>((i * 37 + 11) % n_vocab);
+  return p;
+}
+
+void expect_invariant(const std::string& path, int threads, const std::string& kv = "f16") {
+  engine::EngineOptions opts;
+  opts.threads = threads;
+  opts.kv_type = kv;
+  auto eng = engine::load_llama_engine(path, opts);
+  eng->allocate_kv(2048);
+  const auto prompt = some_prompt(80, eng->info().n_vocab);
+  testing::BlockAllocator alloc;
+  const auto ref = testing::run_target(*eng, prompt, 0, 0, alloc, 1);
+  ASSERT_EQ(ref.size(), static_cast<size_t>(eng->info().n_vocab));
+  for (float v : ref) ASSERT_TRUE(std::isfinite(v));
+  uint32_t seed = 10;
+  for (int chunk : {1, 7, 64, 0}) {
+    for (int others : {0, 1, 2, 5, 8}) {
+      if (chunk == 1 && others > 2 && others != 8) continue;  // keeps the suite fast
+      testing::BlockAllocator fresh(alloc.used());
+      auto got = testing::run_target(*eng, prompt, chunk, others, fresh, seed++);
+      EXPECT_TRUE(testing::bit_identical(ref, got))
+          << path << " chunk " << chunk << " others " << others;
+    }
+  }
+}
+
+TEST(SynthModel, LlamaQ8_0BatchInvariant) {
+  expect_invariant(synth_model("llama", gguf::TensorType::Q8_0), 2);
+}
+
+TEST(SynthModel, LlamaQ4_KBatchInvariant) {
+  expect_invariant(synth_model("llama", gguf::TensorType::Q4_K), 2);
+}
+
+TEST(SynthModel, Qwen2BatchInvariant) {
+  expect_invariant(synth_model("qwen2", gguf::TensorType::Q8_0), 2, "f32");
+}
+
+TEST(SynthModel, Qwen3BatchInvariant) {
+  expect_invariant(synth_model("qwen3", gguf::TensorType::Q4_K), 2);
+}
+
+TEST(SynthModel, ThreadCountDoesNotChangeLogits) {
+  const auto path = synth_model("llama", gguf::TensorType::Q8_0);
+  std::vector<std::vector<float>> logits;
+  for (int threads : {1, 2, 3}) {
+    engine::EngineOptions opts;
+    opts.threads = threads;
+    auto eng = engine::load_llama_engine(path, opts);
+    engine::GenerateOptions g;
+    g.max_tokens = 0;
+    logits.push_back(engine::generate(*eng, some_prompt(20, eng->info().n_vocab), g).first_logits);
+  }
+  EXPECT_TRUE(testing::bit_identical(logits[0], logits[1]));
+  EXPECT_TRUE(testing::bit_identical(logits[0], logits[2]));
+}
+
+TEST(SynthModel, CopyBlockCarriesThePrefix) {
+  const auto path = synth_model("llama", gguf::TensorType::Q8_0);
+  engine::EngineOptions opts;
+  opts.threads = 2;
+  auto eng = engine::load_llama_engine(path, opts);
+  eng->allocate_kv(16);
+  const int32_t bs = eng->info().block_size;
+  const auto prompt = some_prompt(bs + 5, eng->info().n_vocab);
+  // A: the whole prompt in blocks {0, 1}.
+  engine::StepBatch b;
+  b.seqs.push_back({1, 0, prompt, {0, 1}, true});
+  engine::StepOutput ref;
+  eng->forward(b, ref);
+  // B: prefix of bs + 3 tokens in blocks {2, 3}; the partial tail block 3 is copied to 4 and the
+  // rest runs in {2, 4}.
+  std::vector<int32_t> head(prompt.begin(), prompt.begin() + bs + 3);
+  std::vector<int32_t> tail(prompt.begin() + bs + 3, prompt.end());
+  engine::StepOutput tmp, got;
+  b.seqs = {{2, 0, head, {2, 3}, false}};
+  eng->forward(b, tmp);
+  eng->copy_block(3, 4, 3);
+  b.seqs = {{2, bs + 3, tail, {2, 4}, true}};
+  eng->forward(b, got);
+  ASSERT_EQ(got.logits.size(), 1u);
+  EXPECT_TRUE(testing::bit_identical(ref.logits[0], got.logits[0]));
+  EXPECT_EQ(got.request_ids, std::vector<uint64_t>{2});
+}
+
+TEST(SynthModel, BadBatchesThrowClearErrors) {
+  const auto path = synth_model("llama", gguf::TensorType::Q8_0);
+  engine::EngineOptions opts;
+  opts.threads = 1;
+  auto eng = engine::load_llama_engine(path, opts);
+  eng->allocate_kv(2);
+  engine::StepOutput out;
+  auto expect_error = [&](engine::SeqChunk c, const std::string& needle) {
+    engine::StepBatch b;
+    b.seqs.push_back(c);
+    try {
+      eng->forward(b, out);
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error({1, 0, {1, 2}, {}, true}, "block_table");
+  expect_error({1, 0, {1, 2}, {5}, true}, "block id 5");
+  expect_error({1, 0, {-1}, {0}, true}, "token id -1");
+  expect_error({1, 0, {eng->info().n_vocab}, {0}, true}, "out of range");
+  expect_error({1, 40, {1}, {0, 1}, true}, "block_table");
+  EXPECT_THROW(eng->copy_block(0, 9, 1), std::runtime_error);
+}
+
+TEST(SynthModel, FingerprintDependsOnWeightsAndKvLayout) {
+  engine::EngineOptions opts;
+  opts.threads = 1;
+  const auto a = engine::load_llama_engine(synth_model("llama", gguf::TensorType::Q8_0), opts);
+  const auto b = engine::load_llama_engine(synth_model("llama", gguf::TensorType::Q4_K), opts);
+  opts.kv_type = "f32";
+  const auto c = engine::load_llama_engine(synth_model("llama", gguf::TensorType::Q8_0), opts);
+  EXPECT_NE(a->info().fingerprint, b->info().fingerprint);
+  EXPECT_NE(a->info().fingerprint, c->info().fingerprint);
+  EXPECT_GT(a->info().kv_bytes_per_block, 0u);
+  EXPECT_EQ(c->info().kv_bytes_per_block, 2 * a->info().kv_bytes_per_block);
+}
+
+}  // namespace
+}  // namespace baton

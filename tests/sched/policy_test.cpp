@@ -1,0 +1,162 @@
+#include "sched/policy.h"
+
+#include <gtest/gtest.h>
+
+namespace baton::sched {
+namespace {
+
+PolicyInput base() {
+  PolicyInput in;
+  in.free_slots = 0;
+  in.free_blocks = 1000;
+  in.unreserved_blocks = 1000;
+  in.block_size = 16;
+  in.prefill_chunk = 2048;
+  in.mixed_prefill_chunk = 128;
+  in.aging_steps = 4;
+  return in;
+}
+
+PolicyInput::Prefiller pf(uint64_t id, int32_t remaining, int32_t starved = 0) {
+  PolicyInput::Prefiller p;
+  p.id = id;
+  p.seq = id;
+  p.remaining = remaining;
+  p.starved_steps = starved;
+  return p;
+}
+
+int32_t tokens_for(const StepPlan& plan, uint64_t id) {
+  for (const auto& c : plan.prefill) {
+    if (c.id == id) return c.n_tokens;
+  }
+  return 0;
+}
+
+TEST(Policy, IdleQuantumWhenNobodyDecodes) {
+  PolicyInput in = base();
+  in.prefilling = {pf(1, 5000)};
+  StepPlan plan = plan_step(in);
+  EXPECT_EQ(plan.quantum, 2048);
+  EXPECT_EQ(tokens_for(plan, 1), 2048);
+  EXPECT_TRUE(plan.decode.empty());
+}
+
+TEST(Policy, MixedQuantumAndEveryDecoderGetsARow) {
+  PolicyInput in = base();
+  in.decoders = {{7, false}, {8, false}, {9, true}};
+  in.prefilling = {pf(1, 5000)};
+  StepPlan plan = plan_step(in);
+  EXPECT_EQ(plan.quantum, 128);
+  EXPECT_EQ(tokens_for(plan, 1), 128);
+  // The paused decoder (its client is not reading) is the only one left out.
+  EXPECT_EQ(plan.decode, (std::vector<uint64_t>{7, 8}));
+}
+
+TEST(Policy, DecodeRowsSurviveAnExhaustedPool) {
+  PolicyInput in = base();
+  in.free_blocks = 0;
+  in.decoders = {{7, false}};
+  in.prefilling = {pf(1, 5000)};
+  StepPlan plan = plan_step(in);
+  EXPECT_EQ(plan.decode, (std::vector<uint64_t>{7}));
+  EXPECT_TRUE(plan.prefill.empty());  // the prefill waits in its own state
+}
+
+TEST(Policy, PrefillLimitedByFreeBlocks) {
+  PolicyInput in = base();
+  in.free_blocks = 2;
+  auto p = pf(1, 5000);
+  p.n_kv = 10;
+  p.held_blocks = 1;  // 6 free positions in the held block + 2 blocks of 16
+  in.prefilling = {p};
+  EXPECT_EQ(tokens_for(plan_step(in), 1), 38);
+}
+
+TEST(Policy, ItlTargetSizesTheMixedQuantum) {
+  PolicyInput in = base();
+  in.decoders = {{7, false}, {8, false}};
+  in.prefilling = {pf(1, 100000)};
+  in.itl_target_ms = 50;
+  // Unmeasured: falls back to the mixed chunk.
+  EXPECT_EQ(prefill_quantum(in), 128);
+  in.costs.ms_per_decode_row = 5;
+  in.costs.ms_per_prefill_token = 0.1;
+  EXPECT_EQ(prefill_quantum(in), 400);  // (50 - 2 * 5) / 0.1
+  in.costs.ms_per_prefill_token = 10;
+  EXPECT_EQ(prefill_quantum(in), kMinQuantum);  // never below the minimum
+  in.costs.ms_per_prefill_token = 0.001;
+  EXPECT_EQ(prefill_quantum(in), 2048);  // never above the idle quantum
+  in.decoders.clear();
+  EXPECT_EQ(prefill_quantum(in), 2048);  // nobody decodes: the idle quantum
+}
+
+TEST(Policy, CostModelLearnsFromSteps) {
+  CostModel c;
+  EXPECT_FALSE(c.measured());
+  c.observe(4, 0, 8.0);
+  EXPECT_DOUBLE_EQ(c.ms_per_decode_row, 2.0);
+  c.observe(4, 100, 18.0);
+  EXPECT_DOUBLE_EQ(c.ms_per_prefill_token, 0.1);
+  EXPECT_TRUE(c.measured());
+}
+
+TEST(Policy, ShortestRemainingFirstWithinTheBudget) {
+  PolicyInput in = base();
+  in.decoders = {{9, false}};
+  in.prefilling = {pf(1, 5000), pf(2, 40), pf(3, 100)};
+  StepPlan plan = plan_step(in);
+  ASSERT_EQ(plan.prefill.size(), 2u);
+  EXPECT_EQ(plan.prefill[0].id, 2u);
+  EXPECT_EQ(plan.prefill[0].n_tokens, 40);
+  EXPECT_EQ(tokens_for(plan, 3), 88);  // 128 - 40, the rest next step
+  EXPECT_EQ(tokens_for(plan, 1), 0);
+}
+
+TEST(Policy, AgingPutsAStarvedRequestFirst) {
+  PolicyInput in = base();
+  in.decoders = {{9, false}};
+  in.prefilling = {pf(1, 5000, /*starved=*/4), pf(2, 40), pf(3, 30, /*starved=*/5)};
+  StepPlan plan = plan_step(in);
+  ASSERT_EQ(plan.prefill.size(), 1u);
+  EXPECT_EQ(plan.prefill[0].id, 1u);  // aged, oldest first
+  EXPECT_EQ(plan.prefill[0].n_tokens, 128);
+  EXPECT_EQ(tokens_for(plan, 2), 0);
+}
+
+TEST(Policy, AdmitsInArrivalOrderUpToFreeSlots) {
+  PolicyInput in = base();
+  in.free_slots = 2;
+  in.waiting = {{11, 1, 50, 0, 4}, {12, 2, 10, 0, 4}, {13, 3, 10, 0, 4}};
+  StepPlan plan = plan_step(in);
+  EXPECT_EQ(plan.admit, (std::vector<uint64_t>{11, 12}));
+  // Admitted requests prefill in the same step, shortest first.
+  ASSERT_EQ(plan.prefill.size(), 2u);
+  EXPECT_EQ(plan.prefill[0].id, 12u);
+  EXPECT_EQ(tokens_for(plan, 11), 50);
+}
+
+TEST(Policy, AdmissionSkipsReusedTokensAndWaitsForReservation) {
+  PolicyInput in = base();
+  in.free_slots = 2;
+  in.unreserved_blocks = 5;
+  in.waiting = {{11, 1, 100, 64, 4}, {12, 2, 10, 0, 4}};
+  StepPlan plan = plan_step(in);
+  EXPECT_EQ(plan.admit, (std::vector<uint64_t>{11}));  // 12's reservation does not fit
+  EXPECT_EQ(tokens_for(plan, 11), 36);
+}
+
+TEST(Policy, HeadOfQueueBlocksOvertaking) {
+  PolicyInput in = base();
+  in.free_slots = 2;
+  in.unreserved_blocks = 5;
+  in.waiting = {{11, 1, 100, 0, 50}, {12, 2, 10, 0, 1}};
+  EXPECT_TRUE(plan_step(in).admit.empty());
+}
+
+TEST(Policy, NothingToDoIsAnEmptyPlan) {
+  EXPECT_TRUE(plan_step(base()).empty());
+}
+
+}  // namespace
+}  // namespace baton::sched

@@ -1,0 +1,147 @@
+// Clients that hang up (queued, prefilling, decoding; streaming or not) cancel their request and
+// free everything it held; keepalive comments flow while a stream waits.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "server_fixture.h"
+#include "sse_client.h"
+
+namespace baton::server::testing {
+namespace {
+
+using sched::RequestState;
+
+const char* kText = "/v1/completions";
+
+uint64_t cancelled(ServerHarness& h) {
+  auto m = h.loop().metrics();
+  auto it = m.requests_total.find("cancelled");
+  return it == m.requests_total.end() ? 0 : it->second;
+}
+
+// Waits until some request is in `state`; returns whether it happened.
+bool wait_state(ServerHarness& h, RequestState state, size_t count = 1) {
+  for (int i = 0; i < 2000; ++i) {
+    size_t n = 0;
+    for (const auto& r : h.loop().status().requests) n += r.state == state;
+    if (n >= count) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return false;
+}
+
+std::string long_request(bool stream, int prompt_len = 4, int max_tokens = 3000) {
+  return R"({"prompt":")" + std::string(prompt_len, 'p') + R"(","max_tokens":)" +
+         std::to_string(max_tokens) + R"(,"ignore_eos":true,"stream":)" +
+         (stream ? "true" : "false") + "}";
+}
+
+FixtureOptions slow_options() {
+  FixtureOptions o;
+  o.sched.parallel = 1;
+  o.sched.prefill_chunk = 16;
+  o.sched.mixed_prefill_chunk = 16;
+  o.engine.sleep_us_per_step = 3000;
+  return o;
+}
+
+void expect_freed(ServerHarness& h, uint64_t cancelled_before, uint64_t n_cancelled) {
+  EXPECT_TRUE(h.wait_idle()) << "requests or KV blocks still held";
+  EXPECT_EQ(cancelled(h), cancelled_before + n_cancelled);
+  auto s = h.client()->Get("/status");
+  ASSERT_TRUE(s);
+  auto j = parse(s->body);
+  EXPECT_TRUE(j["running"].empty()) << s->body;
+  EXPECT_TRUE(j["waiting"].empty()) << s->body;
+  EXPECT_EQ(j["kv"]["blocks_used"], 0);
+  auto m = h.client()->Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("baton_requests_total{status=\"cancelled\"} " +
+                         std::to_string(cancelled_before + n_cancelled)),
+            std::string::npos);
+}
+
+TEST(Disconnect, WhileQueued) {
+  ServerHarness h(slow_options());
+  uint64_t before = cancelled(h);
+  RawSocket running(h.port()), queued(h.port());
+  running.post(kText, long_request(true));
+  ASSERT_TRUE(running.read_until("data: {"));
+  queued.post(kText, long_request(true));
+  ASSERT_TRUE(wait_state(h, RequestState::Queued));
+  queued.close();
+  // The queued one goes while the running one keeps going.
+  for (int i = 0; i < 1000 && h.loop().status().requests.size() > 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_EQ(h.loop().status().requests.size(), 1u);
+  EXPECT_NE(h.loop().status().requests[0].state, RequestState::Queued);
+  running.close();
+  expect_freed(h, before, 2);
+}
+
+TEST(Disconnect, WhilePrefilling) {
+  ServerHarness h(slow_options());
+  uint64_t before = cancelled(h);
+  RawSocket s(h.port());
+  s.post(kText, long_request(true, 3000, 500));  // 3000 tokens in chunks of 16: many slow steps
+  ASSERT_TRUE(wait_state(h, RequestState::Prefilling));
+  s.close();
+  expect_freed(h, before, 1);
+}
+
+TEST(Disconnect, WhileDecodingStream) {
+  ServerHarness h(slow_options());
+  uint64_t before = cancelled(h);
+  RawSocket s(h.port());
+  s.post(kText, long_request(true));
+  ASSERT_TRUE(s.read_until("data: {"));
+  s.close();
+  expect_freed(h, before, 1);
+}
+
+TEST(Disconnect, WhileDecodingNonStreaming) {
+  ServerHarness h(slow_options());
+  uint64_t before = cancelled(h);
+  RawSocket s(h.port());
+  s.post(kText, long_request(false));
+  ASSERT_TRUE(wait_state(h, RequestState::Decoding));
+  s.close();
+  expect_freed(h, before, 1);
+}
+
+TEST(Disconnect, NonStreamingWhileQueued) {
+  ServerHarness h(slow_options());
+  uint64_t before = cancelled(h);
+  RawSocket running(h.port()), queued(h.port());
+  running.post(kText, long_request(true));
+  ASSERT_TRUE(running.read_until("data: {"));
+  queued.post(kText, long_request(false));
+  ASSERT_TRUE(wait_state(h, RequestState::Queued));
+  queued.close();
+  running.close();
+  expect_freed(h, before, 2);
+}
+
+TEST(Stream, KeepaliveCommentsWhileQueued) {
+  FixtureOptions o = slow_options();
+  o.server.keepalive_s = 0.05;
+  ServerHarness h(o);
+  RawSocket running(h.port());
+  running.post(kText, R"({"prompt":"a","max_tokens":60,"ignore_eos":true,"stream":true})");
+  ASSERT_TRUE(running.read_until("data: {"));
+  RawSocket waiting(h.port());
+  waiting.post(kText, R"({"prompt":"b","max_tokens":3,"ignore_eos":true,"stream":true})");
+  ASSERT_TRUE(waiting.read_until("data: [DONE]"));
+  const std::string& got = waiting.received();
+  size_t keepalive = got.find(": keepalive\n\n");
+  size_t first_data = got.find("data: {");
+  ASSERT_NE(keepalive, std::string::npos) << got;
+  EXPECT_LT(keepalive, first_data);
+  EXPECT_TRUE(running.read_until("data: [DONE]"));
+  EXPECT_TRUE(h.wait_idle());
+}
+
+}  // namespace
+}  // namespace baton::server::testing

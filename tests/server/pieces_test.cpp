@@ -1,0 +1,199 @@
+// The server's pure pieces: stop strings, SSE framing, chat format, metrics text, status JSON,
+// error bodies and request parsing.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "server/chat_format.h"
+#include "server/errors.h"
+#include "server/metrics_text.h"
+#include "server/openai_schema.h"
+#include "server/sse.h"
+#include "server/status_json.h"
+#include "server/stop_matcher.h"
+
+namespace baton::server {
+namespace {
+
+using nlohmann::json;
+
+std::string feed(StopMatcher& m, const std::vector<std::string>& pieces) {
+  std::string out;
+  for (const auto& p : pieces) out += m.push(p);
+  return out + m.flush();
+}
+
+TEST(StopMatcher, PassesTextWithoutStops) {
+  StopMatcher m({});
+  EXPECT_EQ(feed(m, {"hello", " world"}), "hello world");
+  EXPECT_FALSE(m.matched());
+}
+
+TEST(StopMatcher, CutsAtStopSplitAcrossPieces) {
+  StopMatcher m({"END"});
+  EXPECT_EQ(m.push("abc E"), "abc ");  // "E" could start "END": held back
+  EXPECT_EQ(m.push("N"), "");
+  EXPECT_EQ(m.push("Dxyz"), "");
+  EXPECT_TRUE(m.matched());
+  EXPECT_EQ(m.flush(), "");
+  EXPECT_EQ(m.push("more"), "");
+}
+
+TEST(StopMatcher, ReleasesHeldTextThatTurnsOutNotToBeAStop) {
+  StopMatcher m({"END"});
+  EXPECT_EQ(m.push("E"), "");
+  EXPECT_EQ(m.push("Nx"), "ENx");
+  EXPECT_EQ(m.push("EN"), "");
+  EXPECT_EQ(m.flush(), "EN");
+  EXPECT_FALSE(m.matched());
+}
+
+TEST(StopMatcher, EarliestOfSeveralStopsWins) {
+  StopMatcher m({"cd", "b"});
+  EXPECT_EQ(feed(m, {"abcd"}), "a");
+  EXPECT_TRUE(m.matched());
+}
+
+TEST(StopMatcher, StopInsideOnePiece) {
+  StopMatcher m({"\n\n"});
+  EXPECT_EQ(feed(m, {"line one\n", "\nline two"}), "line one");
+}
+
+TEST(Sse, FramesDataDoneAndComments) {
+  EXPECT_EQ(sse_data(json{{"a", "x\ny"}}), "data: {\"a\":\"x\\ny\"}\n\n");
+  EXPECT_EQ(sse_done(), "data: [DONE]\n\n");
+  EXPECT_EQ(sse_comment("keep\nalive"), ": keep alive\n\n");
+}
+
+TEST(Sse, InvalidUtf8DoesNotThrow) {
+  std::string bad = "\xff\xfe";
+  std::string out = sse_data(json{{"t", bad}});
+  EXPECT_EQ(out.rfind("data: ", 0), 0u);
+  EXPECT_EQ(out.substr(out.size() - 2), "\n\n");
+}
+
+TEST(ChatFormat, ChatMlAndPlain) {
+  std::vector<ChatMessage> msgs = {{"system", "Be brief."}, {"user", "Hi"}};
+  EXPECT_EQ(render_chat(msgs, ChatStyle::ChatML),
+            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+            "<|im_start|>assistant\n");
+  EXPECT_EQ(render_chat(msgs, ChatStyle::Plain), "System: Be brief.\nUser: Hi\nAssistant:");
+}
+
+TEST(Errors, BodyShape) {
+  ApiError e = bad_request("'temperature' must be between 0 and 2", "temperature");
+  auto j = json::parse(error_body(e));
+  EXPECT_EQ(j["error"]["type"], "invalid_request_error");
+  EXPECT_EQ(j["error"]["param"], "temperature");
+  EXPECT_TRUE(j["error"]["code"].is_null());
+  EXPECT_EQ(e.status, 400);
+  EXPECT_EQ(ApiError(401, "x").type, "authentication_error");
+  EXPECT_EQ(ApiError(500, "x").type, "server_error");
+}
+
+TEST(MetricsText, HistogramsAreCumulativeWithHelpAndType) {
+  sched::Metrics m;
+  m.time_to_first_token.observe(0.0005);
+  m.time_to_first_token.observe(1000);
+  m.requests_total["cancelled"] = 3;
+  m.steps_total["mixed"] = 7;
+  std::string text = render_metrics(m, {});
+  EXPECT_NE(text.find("# TYPE baton_time_to_first_token_seconds histogram"), std::string::npos);
+  EXPECT_NE(text.find("# HELP baton_requests_running "), std::string::npos);
+  EXPECT_NE(text.find("baton_time_to_first_token_seconds_bucket{le=\"+Inf\"} 2"),
+            std::string::npos);
+  EXPECT_NE(text.find("baton_time_to_first_token_seconds_count 2"), std::string::npos);
+  EXPECT_NE(text.find("baton_requests_total{status=\"cancelled\"} 3"), std::string::npos);
+  EXPECT_NE(text.find("baton_steps_total{kind=\"mixed\"} 7"), std::string::npos);
+  for (const char* name :
+       {"baton_inter_token_latency_seconds", "baton_request_queue_time_seconds",
+        "baton_e2e_request_latency_seconds", "baton_requests_waiting", "baton_kv_cache_usage_ratio",
+        "baton_max_decode_gap_seconds", "baton_max_queue_wait_ms", "baton_prompt_tokens_total",
+        "baton_generation_tokens_total", "baton_prefix_cache_queries_total",
+        "baton_prefix_cache_hits_total"}) {
+    EXPECT_NE(text.find(std::string("# TYPE ") + name + " "), std::string::npos) << name;
+  }
+  // Every sample line's bucket counts never decrease.
+  uint64_t last = 0;
+  size_t pos = 0;
+  const std::string prefix = "baton_time_to_first_token_seconds_bucket{le=\"";
+  while ((pos = text.find(prefix, pos)) != std::string::npos) {
+    size_t sp = text.find("} ", pos);
+    uint64_t v = std::stoull(text.substr(sp + 2));
+    EXPECT_GE(v, last);
+    last = v;
+    pos = sp;
+  }
+  EXPECT_EQ(last, 2u);
+}
+
+TEST(StatusJson, SplitsRunningAndWaiting) {
+  sched::StatusSnapshot s;
+  s.config.parallel = 3;
+  s.requests.push_back({1, sched::RequestState::Decoding, 10, 10, 4, 5, 12.5});
+  s.requests.push_back({2, sched::RequestState::Queued, 7, 0, 0, 0, 3});
+  auto j = status_json(s, "m");
+  EXPECT_EQ(j["config"]["parallel"], 3);
+  ASSERT_EQ(j["running"].size(), 1u);
+  ASSERT_EQ(j["waiting"].size(), 1u);
+  EXPECT_EQ(j["running"][0]["generated"], 5);
+  EXPECT_EQ(j["waiting"][0]["id"], 2);
+  EXPECT_TRUE(j["kv"].contains("blocks_used"));
+}
+
+TEST(Schema, ParsesEveryChatField) {
+  auto r = parse_chat_request(R"({
+    "model": "m", "stream": true, "stream_options": {"include_usage": true},
+    "max_completion_tokens": 7, "temperature": 0.5, "top_p": 0.9, "top_k": 40, "min_p": 0.05,
+    "seed": 42, "presence_penalty": 0.1, "frequency_penalty": -0.2, "repetition_penalty": 1.1,
+    "stop": ["a", "b"], "n": 1, "logprobs": true, "top_logprobs": 3, "user": "u",
+    "messages": [{"role": "system", "content": "s"},
+                 {"role": "user", "content": [{"type": "text", "text": "x"},
+                                              {"type": "text", "text": "y"}]}]})",
+                              {});
+  EXPECT_EQ(r.common.model, "m");
+  EXPECT_TRUE(r.common.stream);
+  EXPECT_TRUE(r.common.include_usage);
+  EXPECT_EQ(*r.common.max_tokens, 7);
+  EXPECT_FLOAT_EQ(r.common.sampling.temperature, 0.5f);
+  EXPECT_EQ(r.common.sampling.top_k, 40);
+  EXPECT_EQ(r.common.sampling.seed, 42u);
+  EXPECT_FLOAT_EQ(r.common.sampling.repetition_penalty, 1.1f);
+  EXPECT_EQ(r.common.stop, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(r.common.sampling.logprobs);
+  EXPECT_EQ(r.common.sampling.top_logprobs, 3);
+  ASSERT_EQ(r.messages.size(), 2u);
+  EXPECT_EQ(r.messages[1].content, "xy");
+}
+
+TEST(Schema, CompletionPromptForms) {
+  EXPECT_EQ(parse_completion_request(R"({"prompt":"hi"})", {}).prompt_text, "hi");
+  EXPECT_EQ(parse_completion_request(R"({"prompt":["hi"]})", {}).prompt_text, "hi");
+  auto t = parse_completion_request(R"({"prompt":[1,2,3],"logprobs":2})", {4096, 10});
+  EXPECT_TRUE(t.prompt_is_tokens);
+  EXPECT_EQ(t.prompt_tokens, (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(t.common.sampling.top_logprobs, 2);
+  EXPECT_THROW(parse_completion_request(R"({"prompt":[1,20]})", {4096, 10}), ApiError);
+}
+
+TEST(Schema, DeepNestingIsRejectedNotCrashed) {
+  std::string deep(200000, '[');
+  EXPECT_THROW(parse_json_object(deep), ApiError);
+}
+
+TEST(Responses, UsageAndChunkShapes) {
+  ResponseMeta meta{"chatcmpl-1", 5, "m"};
+  auto r = chat_response_json(meta, "hi", "stop", {3, 2, 1}, nullptr);
+  EXPECT_EQ(r["object"], "chat.completion");
+  EXPECT_EQ(r["usage"]["total_tokens"], 5);
+  EXPECT_EQ(r["usage"]["prompt_tokens_details"]["cached_tokens"], 1);
+  EXPECT_EQ(r["choices"][0]["message"]["content"], "hi");
+  auto c = chat_chunk_json(meta, {{"content", "x"}}, "", nullptr);
+  EXPECT_TRUE(c["choices"][0]["finish_reason"].is_null());
+  auto u = usage_chunk_json(meta, true, {1, 1, 0});
+  EXPECT_TRUE(u["choices"].empty());
+  EXPECT_NE(make_response_id("cmpl-"), make_response_id("cmpl-"));
+}
+
+}  // namespace
+}  // namespace baton::server

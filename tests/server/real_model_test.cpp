@@ -1,0 +1,138 @@
+// The server over the real engine and tokenizer: a synthetic byte-vocab model (always) and
+// stories260K from ../shared (when present). Greedy answers must equal engine::generate's.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "engine/generate.h"
+#include "engine/llama_engine.h"
+#include "sched/engine_loop.h"
+#include "server/backend.h"
+#include "server/http_server.h"
+#include "server/tokenizer_codec.h"
+#include "server_fixture.h"
+#include "sse_client.h"
+#include "support/shared_files.h"
+
+namespace baton::server::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string synth_model(const std::filesystem::path& dir) {
+  auto path = (dir / "synth.gguf").string();
+  std::string cmd = baton::testing::baton_binary() + " gguf synth " + path +
+                    " --byte-vocab --ctx 512 --threads 1 > /dev/null";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return path;
+}
+
+class RealServer {
+ public:
+  explicit RealServer(const std::string& model) {
+    engine::EngineOptions eo;
+    eo.threads = 1;
+    eng_ = engine::load_llama_engine(model, eo);
+    ref_ = engine::load_llama_engine(model, eo);
+    sched::SchedConfig sc;
+    sc.ctx = 512;
+    sc.parallel = 2;
+    loop_ = std::make_unique<sched::EngineLoop>(*eng_, sc);
+    loop_->start();
+    backend_ = std::make_unique<EngineLoopBackend>(*loop_);
+    codec_ = std::make_unique<TokenizerCodec>(eng_->tokenizer());
+    ServerOptions so;
+    so.port = 0;
+    so.model_id = "real";
+    http_ = std::make_unique<HttpServer>(so);
+    port_ = http_->start();
+    http_->attach(*backend_, *codec_);
+  }
+  ~RealServer() {
+    loop_->shutdown();
+    http_->stop();
+  }
+  httplib::Client client() const { return httplib::Client("127.0.0.1", port_); }
+  const tokenizer::Tokenizer& tok() const { return eng_->tokenizer(); }
+
+  // What a lone greedy generation gives for this prompt text.
+  std::string reference(const std::string& prompt, int n) {
+    auto ids = tok().encode(prompt, tok().add_bos());
+    engine::GenerateOptions go;
+    go.max_tokens = n;
+    go.sampling.temperature = 0;
+    auto r = engine::generate(*ref_, ids, go);
+    // Decoded as a continuation of the prompt (see TextCodec::stream).
+    tokenizer::StreamDecoder dec(tok());
+    for (int32_t id : ids) dec.push(id);
+    std::string text;
+    for (int32_t id : r.tokens) text += dec.push(id);
+    return text + dec.flush();
+  }
+
+ private:
+  std::unique_ptr<engine::LlamaEngine> eng_, ref_;
+  std::unique_ptr<sched::EngineLoop> loop_;
+  std::unique_ptr<EngineLoopBackend> backend_;
+  std::unique_ptr<TokenizerCodec> codec_;
+  std::unique_ptr<HttpServer> http_;
+  int port_ = 0;
+};
+
+void check_server(RealServer& s) {
+  auto c = s.client();
+  const std::string prompt = "Once upon a time, h\xc3\xa9llo";
+  std::string expected = s.reference(prompt, 20);
+  json body = {{"prompt", prompt}, {"max_tokens", 20}, {"temperature", 0}};
+  auto r = c.Post("/v1/completions", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(parse(r->body)["choices"][0]["text"], expected);
+
+  body["stream"] = true;
+  r = c.Post("/v1/completions", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  std::string streamed;
+  for (const auto& ch : sse_json(r->body)) streamed += ch["choices"][0]["text"].get<std::string>();
+  EXPECT_EQ(streamed, expected);
+
+  r = c.Post("/tokenize", json{{"content", "h\xc3\xa9llo"}, {"with_pieces", true}}.dump(),
+             "application/json");
+  ASSERT_TRUE(r);
+  auto toks = parse(r->body)["tokens"];
+  auto ids = s.tok().encode("h\xc3\xa9llo", false, true);
+  ASSERT_EQ(toks.size(), ids.size());
+  json plain_ids = json::array();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_EQ(toks[i]["id"], ids[i]);
+    plain_ids.push_back(ids[i]);
+  }
+  r = c.Post("/detokenize", json{{"tokens", plain_ids}}.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(parse(r->body)["content"], "h\xc3\xa9llo");
+
+  json chat = {{"messages", {{{"role", "user"}, {"content", "Hi"}}}},
+               {"max_tokens", 12},
+               {"temperature", 0}};
+  r = c.Post("/v1/chat/completions", chat.dump(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(parse(r->body)["choices"][0]["message"]["content"],
+            s.reference("User: Hi\nAssistant:", 12));
+}
+
+TEST(RealModel, SyntheticByteVocab) {
+  RealServer s(synth_model(baton::testing::scratch_dir()));
+  check_server(s);
+}
+
+TEST(RealModel, Stories260K) {
+  BATON_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  RealServer s(model.string());
+  check_server(s);
+}
+
+}  // namespace
+}  // namespace baton::server::testing

@@ -1,0 +1,88 @@
+// `baton serve` as a process: /health goes 503 → 200, it answers, and SIGINT/SIGTERM exit 0.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <thread>
+
+#include "sse_client.h"
+#include "support/shared_files.h"
+
+extern char** environ;
+
+namespace baton::server::testing {
+namespace {
+
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// Waits for the child to exit; returns its wait status, or -1 after the timeout (then kills it).
+int wait_exit(pid_t pid, int timeout_ms) {
+  int status = 0;
+  for (int waited = 0; waited < timeout_ms; waited += 10) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
+  return -1;
+}
+
+void run_and_signal(int sig) {
+  auto dir = baton::testing::scratch_dir();
+  std::string model = (dir / "m.gguf").string();
+  std::string synth = baton::testing::baton_binary() + " gguf synth " + model +
+                      " --byte-vocab --ctx 256 --threads 1 > /dev/null";
+  ASSERT_EQ(std::system(synth.c_str()), 0);
+  int port = free_port();
+  std::string bin = baton::testing::baton_binary(), port_s = std::to_string(port);
+  std::vector<std::string> args = {bin,    "serve",     "-m", model,     "--port",
+                                   port_s, "--threads", "1",  "--alias", "tiny"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  ASSERT_EQ(::posix_spawn(&pid, bin.c_str(), nullptr, nullptr, argv.data(), environ), 0);
+  httplib::Client c("127.0.0.1", port);
+  bool ready = false;
+  for (int i = 0; i < 500 && !ready; ++i) {
+    auto r = c.Get("/health");
+    ready = r && r->status == 200;
+    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(ready) << "baton serve never became healthy";
+  auto m = c.Get("/v1/models");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("\"tiny\""), std::string::npos);
+  auto r = c.Post("/v1/completions", R"({"prompt":"hi","max_tokens":4,"model":"tiny"})",
+                  "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  ::kill(pid, sig);
+  int status = wait_exit(pid, 15000);
+  ASSERT_NE(status, -1) << "baton serve did not exit after the signal";
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(ServeBinary, SigintExitsZero) {
+  run_and_signal(SIGINT);
+}
+TEST(ServeBinary, SigtermExitsZero) {
+  run_and_signal(SIGTERM);
+}
+
+}  // namespace
+}  // namespace baton::server::testing
