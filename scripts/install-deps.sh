@@ -5,11 +5,15 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 PKGS=(build-essential cmake ninja-build pkg-config clang
       libcpp-httplib-dev nlohmann-json3-dev libfmt-dev libcli11-dev libxxhash-dev libzstd-dev
-      libpcre2-dev libgtest-dev libgmock-dev nodejs npm)
+      libpcre2-dev libgtest-dev libgmock-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
+# Node.js and npm run the real-client tests. A machine may already have a Node.js build that
+# bundles npm (and conflicts with Debian's npm package), so look for the commands, not packages.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"

@@ -1,5 +1,6 @@
 #include "bench/bench_serve.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -30,12 +31,30 @@ void write_outputs(const std::string& dir, const std::vector<ScenarioResult>& ru
   }
 }
 
+// A stream that is in every step never waits longer than the longest step, so its worst gap
+// divided by the server's longest mixed step tells whether it ever missed a step (about 1) or
+// was starved (2 or more). Only servers that export baton_max_step_seconds give it; the
+// counter is since server start, so run the scenario on a freshly started server.
+void add_step_figures(const Endpoint& ep, ScenarioResult& result) {
+  auto longest = metric_sample(ep, "baton_max_step_seconds{kind=\"mixed\"}", 10);
+  if (!longest || *longest <= 0) return;
+  result.figures.push_back({"longest mixed step (server)", *longest * 1000, "ms"});
+  for (const auto& f : result.figures) {
+    if (f.name == "A worst gap while B prefills" && !std::isnan(f.value)) {
+      result.figures.push_back({"A worst gap / longest mixed step", f.value / (*longest * 1000), "x"});
+      break;
+    }
+  }
+}
+
 ScenarioResult run_one(const BenchServeOptions& opt, const std::string& url,
                        Clock::time_point deadline) {
   Endpoint ep = parse_endpoint(url, opt.api_key);
   ScenarioOptions so = opt.scenario_options;
   if (so.model.empty()) so.model = first_model_id(ep, std::min(30.0, so.timeout_s));
-  return run_scenario(opt.scenario, ep, so, deadline);
+  ScenarioResult result = run_scenario(opt.scenario, ep, so, deadline);
+  add_step_figures(ep, result);
+  return result;
 }
 
 }  // namespace

@@ -264,4 +264,23 @@ std::string first_model_id(const Endpoint& ep, double timeout_s) {
                    "--model NAME");
 }
 
+std::optional<double> metric_sample(const Endpoint& ep, const std::string& sample,
+                                    double timeout_s) {
+  auto cli = make_client(ep, timeout_s);
+  auto res = cli->Get(api_path(ep, "/metrics").c_str());
+  if (!res || res->status != 200) return std::nullopt;
+  const std::string& body = res->body;
+  for (size_t at = 0; (at = body.find(sample, at)) != std::string::npos; at += sample.size()) {
+    bool line_start = at == 0 || body[at - 1] == '\n';
+    size_t end = at + sample.size();
+    if (!line_start || end >= body.size() || body[end] != ' ') continue;
+    try {
+      return std::stod(body.substr(end + 1, body.find('\n', end) - end - 1));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace baton::bench

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <optional>
 #include <string>
 
 #include "bench/record.h"
@@ -62,6 +63,12 @@ bool apply_event(const std::string& data, bool chat, RequestRecord& rec);
 
 // First model id listed by GET /v1/models; throws BenchError with the URL and reason.
 std::string first_model_id(const Endpoint& ep, double timeout_s);
+
+// The value of one Prometheus sample (e.g. `baton_max_step_seconds{kind="mixed"}`) from the
+// server's /metrics, or nullopt when the server has no such endpoint or sample (llama-server,
+// vLLM): figures that need it are then left out, never guessed.
+std::optional<double> metric_sample(const Endpoint& ep, const std::string& sample,
+                                    double timeout_s);
 
 double ms_since(Clock::time_point t0);
 

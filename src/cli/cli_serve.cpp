@@ -32,7 +32,12 @@ struct ServeArgs {
   int32_t max_tokens_limit = 0;  // 0: --ctx
   bool no_prefix_cache = false;
   server::ServerOptions server;
-  sched::SchedConfig sched;
+  // A server for teams and agent fleets: several requests share each step by default.
+  sched::SchedConfig sched = [] {
+    sched::SchedConfig c;
+    c.parallel = 4;
+    return c;
+  }();
 };
 
 // Waits for SIGINT/SIGTERM on its own thread (the signals are blocked everywhere else, so no

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "model/attention_impl.h"
+
 namespace baton::model {
 namespace {
 
@@ -34,9 +36,11 @@ float softmax_weights(float* sc, int32_t n) {
 
 }  // namespace
 
-void attend_rows(const KvCache& cache, int32_t layer, const AttentionShape& s, int32_t kv_head,
-                 const float* q, const int32_t* pos, int32_t n_rows, const int32_t* block_table,
-                 float* out, AttentionScratch& scratch) {
+namespace detail {
+
+void attend_rows_scalar(const KvCache& cache, int32_t layer, const AttentionShape& s,
+                        int32_t kv_head, const float* q, const int32_t* pos, int32_t n_rows,
+                        const int32_t* block_table, float* out, AttentionScratch& scratch) {
   const int32_t group = s.n_head / s.n_head_kv;
   const int32_t hd = s.head_dim;
   const int64_t row_stride = static_cast<int64_t>(s.n_head) * hd;
@@ -96,6 +100,36 @@ void attend_rows(const KvCache& cache, int32_t layer, const AttentionShape& s, i
       for (int32_t d = 0; d < hd; ++d) o[d] *= inv;
     }
   }
+}
+
+}  // namespace detail
+
+void attend_rows_at(kernels::SimdLevel level, const KvCache& cache, int32_t layer,
+                    const AttentionShape& s, int32_t kv_head, const float* q, const int32_t* pos,
+                    int32_t n_rows, const int32_t* block_table, float* out,
+                    AttentionScratch& scratch) {
+  if (n_rows <= 0) return;
+  if (static_cast<int>(level) > static_cast<int>(kernels::detected_simd_level())) {
+    level = kernels::detected_simd_level();
+  }
+  switch (level) {
+    case kernels::SimdLevel::Avx512:
+      return detail::attend_rows_avx512(cache, layer, s, kv_head, q, pos, n_rows, block_table, out,
+                                        scratch);
+    case kernels::SimdLevel::Avx2:
+      return detail::attend_rows_avx2(cache, layer, s, kv_head, q, pos, n_rows, block_table, out,
+                                      scratch);
+    default:
+      return detail::attend_rows_scalar(cache, layer, s, kv_head, q, pos, n_rows, block_table, out,
+                                        scratch);
+  }
+}
+
+void attend_rows(const KvCache& cache, int32_t layer, const AttentionShape& s, int32_t kv_head,
+                 const float* q, const int32_t* pos, int32_t n_rows, const int32_t* block_table,
+                 float* out, AttentionScratch& scratch) {
+  attend_rows_at(kernels::active_simd_level(), cache, layer, s, kv_head, q, pos, n_rows,
+                 block_table, out, scratch);
 }
 
 }  // namespace baton::model

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/simd.h"
 #include "model/kv_cache.h"
 
 namespace baton::model {
@@ -18,16 +19,28 @@ struct AttentionShape {
 
 // Scratch reused across calls by one thread.
 struct AttentionScratch {
-  std::vector<float> scores;  // rows × group × (max_pos + 1)
+  std::vector<float> scores;  // scalar: rows × group × (max_pos + 1); SIMD: positions × lanes
   std::vector<float> block;   // block_size × head_dim
   std::vector<float> inv_sum;
+  std::vector<float> qt;          // SIMD: head_dim × lanes (queries transposed, one per lane)
+  std::vector<float> acc;         // SIMD: head_dim × lanes (output accumulators)
+  std::vector<int32_t> lane_pos;  // SIMD: last position each lane attends to
 };
 
 // Attends the query heads of KV head `kv_head` for n_rows rows of ONE sequence (q and out are
 // row-major with n_head × head_dim floats per row; pos[i] is row i's position) over positions
 // 0..pos[i], whose K/V live in block_table[p / block_size]. The rows share each block read.
+// Runs at kernels::active_simd_level().
 void attend_rows(const KvCache& cache, int32_t layer, const AttentionShape& s, int32_t kv_head,
                  const float* q, const int32_t* pos, int32_t n_rows, const int32_t* block_table,
                  float* out, AttentionScratch& scratch);
+
+// The same at an explicit level (clamped to what the CPU supports), for tests and benchmarks.
+// Scalar is the reference; the SIMD levels agree with it to float rounding (their exp is a
+// polynomial and their dots use FMA) and are batch invariant in the same way.
+void attend_rows_at(kernels::SimdLevel level, const KvCache& cache, int32_t layer,
+                    const AttentionShape& s, int32_t kv_head, const float* q, const int32_t* pos,
+                    int32_t n_rows, const int32_t* block_table, float* out,
+                    AttentionScratch& scratch);
 
 }  // namespace baton::model

@@ -25,6 +25,11 @@ class KvCache {
   void write(int32_t block, int32_t slot, int32_t layer, const float* k, const float* v);
   // Reads head_dim-float rows of slots [0, n) of one head into out (n × head_dim floats).
   void read(int32_t block, int32_t layer, int32_t kv, int32_t head, int32_t n, float* out) const;
+  // Slot 0 of one head's rows in storage form (uint16_t halves for F16, floats for F32), so the
+  // SIMD attention paths can convert a block with wide loads instead of going through read().
+  const void* rows(int32_t block, int32_t layer, int32_t kv, int32_t head) const {
+    return storage_.data() + offset(block, layer, kv, head) * elem_bytes();
+  }
   // Copies the first n_tokens slots of every layer/head from block src to block dst.
   void copy_block(int32_t src, int32_t dst, int32_t n_tokens);
 

@@ -48,7 +48,10 @@ LoopCore::LoopCore(engine::Engine& engine, SchedConfig config)
   engine_.allocate_kv(config_.kv_blocks);
   metrics_.kv_blocks_total = config_.kv_blocks;
   for (const char* k : {"ok", "cancelled", "failed", "rejected"}) metrics_.requests_total[k] = 0;
-  for (const char* k : {"decode", "prefill", "mixed"}) metrics_.steps_total[k] = 0;
+  for (const char* k : {"decode", "prefill", "mixed"}) {
+    metrics_.steps_total[k] = 0;
+    metrics_.max_step_seconds[k] = 0;
+  }
 }
 
 void LoopCore::reject(SubmitError::Code code, const std::string& msg) {
@@ -207,10 +210,12 @@ void LoopCore::publish(Clock::time_point now) {
   }
 }
 
-void LoopCore::count_step(int32_t decode_rows, int32_t prefill_tokens) {
+void LoopCore::count_step(int32_t decode_rows, int32_t prefill_tokens, double step_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   const char* kind = prefill_tokens == 0 ? "decode" : decode_rows == 0 ? "prefill" : "mixed";
   ++metrics_.steps_total[kind];
+  double& longest = metrics_.max_step_seconds[kind];
+  longest = std::max(longest, step_ms / 1000.0);
   metrics_.decode_rows_total += static_cast<uint64_t>(decode_rows);
   metrics_.prefill_tokens_total += static_cast<uint64_t>(prefill_tokens);
 }

@@ -59,7 +59,7 @@ class LoopCore {
   void finish(Request& r, FinishReason why, const std::string& error, Clock::time_point now);
   void release_blocks(Request& r, bool keep_partial);
   void publish(Clock::time_point now);
-  void count_step(int32_t decode_rows, int32_t prefill_tokens);
+  void count_step(int32_t decode_rows, int32_t prefill_tokens, double step_ms);
   Request* find_running(uint64_t id);
   void drop_finished();  // removes ended requests from running_
 

@@ -205,7 +205,7 @@ void LoopCore::apply_outputs(const engine::StepBatch& batch, const engine::StepO
     commit_full_blocks(*r);
   }
   costs_.observe(decode_rows, prefill_tokens, step_ms);
-  count_step(decode_rows, prefill_tokens);
+  count_step(decode_rows, prefill_tokens, step_ms);
   drop_finished();
 }
 

@@ -38,6 +38,9 @@ struct Metrics {
   uint64_t prefill_tokens_total = 0;
   std::map<std::string, uint64_t> requests_total;  // by status: ok, cancelled, failed, rejected
   std::map<std::string, uint64_t> steps_total;     // by kind: decode, prefill, mixed
+  // Longest step of each kind since start: a stream in every step never waits longer than the
+  // longest step, so benchmarks compare its worst gap with this.
+  std::map<std::string, double> max_step_seconds;
   int64_t kv_blocks_total = 0;
   int64_t kv_blocks_used = 0;       // pinned by live requests
   int64_t kv_blocks_cached = 0;     // free but holding a reusable prefix

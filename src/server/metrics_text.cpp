@@ -32,8 +32,8 @@ void histogram(std::string& out, const char* name, const char* help, const sched
 
 template <typename Map>
 void labelled(std::string& out, const char* name, const char* label, const char* help,
-              const Map& values) {
-  header(out, name, "counter", help);
+              const Map& values, const char* type = "counter") {
+  header(out, name, type, help);
   for (const auto& [k, v] : values) out += fmt::format("{}{{{}=\"{}\"}} {}\n", name, label, k, v);
 }
 
@@ -70,6 +70,8 @@ std::string render_metrics(const sched::Metrics& m, const ServerCounters& s) {
   labelled(out, "baton_requests_total", "status", "Finished requests by outcome.",
            m.requests_total);
   labelled(out, "baton_steps_total", "kind", "Engine steps by kind.", m.steps_total);
+  labelled(out, "baton_max_step_seconds", "kind", "Longest engine step of each kind since start.",
+           m.max_step_seconds, "gauge");
   labelled(out, "baton_http_responses_total", "code", "HTTP responses by status code.",
            s.http_responses);
   scalar(out, "baton_http_open_connections", "gauge", "Open client connections.",

@@ -29,6 +29,7 @@ RunResult run_baton(const std::string& args) {
 }
 
 TEST(CliGguf, SynthThenInfo) {
+  BATON_REQUIRE_BINARY();
   auto out = testing::scratch_dir() / "m.gguf";
   auto r = run_baton("gguf synth '" + out.string() +
                      "' --arch qwen2 --embd 64 --layers 2 --heads 4 --kv-heads 2 --ff 128 "
@@ -50,6 +51,7 @@ TEST(CliGguf, SynthThenInfo) {
 }
 
 TEST(CliGguf, InfoOnStories260K) {
+  BATON_REQUIRE_BINARY();
   BATON_REQUIRE_SHARED(path, "models/stories260K.gguf");
   auto r = run_baton("gguf info '" + path.string() + "'");
   ASSERT_EQ(r.status, 0) << r.output;
@@ -59,6 +61,7 @@ TEST(CliGguf, InfoOnStories260K) {
 }
 
 TEST(CliGguf, InfoRefusesVersion1) {
+  BATON_REQUIRE_BINARY();
   BATON_REQUIRE_SHARED(path, "models/tinyllamas-stories-260k-f32.gguf");
   auto r = run_baton("gguf info '" + path.string() + "'");
   EXPECT_EQ(r.status, 1);
@@ -67,6 +70,7 @@ TEST(CliGguf, InfoRefusesVersion1) {
 }
 
 TEST(CliGguf, SynthFlagErrors) {
+  BATON_REQUIRE_BINARY();
   auto out = (testing::scratch_dir() / "x.gguf").string();
   auto r = run_baton("gguf synth '" + out +
                      "' --embd 64 --heads 4 --kv-heads 4 --type q4_k --byte-vocab");

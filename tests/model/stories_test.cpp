@@ -87,6 +87,7 @@ TEST(Stories260K, BatchAndChunkInvariant) {
 }
 
 TEST(Stories260K, BinaryRunJsonGivesGoldenIds) {
+  BATON_REQUIRE_BINARY();
   BATON_REQUIRE_SHARED(path, "models/stories260K.gguf");
   const std::string cmd = testing::baton_binary() + " run -m '" + path.string() +
                           "' -n 60 --temp 0 --threads 2 --json 2>/dev/null";

@@ -343,6 +343,8 @@ TEST(LoopCore, AtMostParallelHoldASlotAndTheRestWaitInOrder) {
   EXPECT_EQ(m.queue_time.count, 5u);
   EXPECT_GT(m.steps_total.at("decode"), 0u);
   EXPECT_GT(m.steps_total.at("prefill"), 0u);
+  EXPECT_GT(m.max_step_seconds.at("decode"), 0.0);
+  EXPECT_GT(m.max_step_seconds.at("prefill"), 0.0);
   EXPECT_EQ(m.requests_running, 0);
   EXPECT_EQ(m.kv_blocks_used, 0);
   EXPECT_GT(m.kv_blocks_cached, 0);

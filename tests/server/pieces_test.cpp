@@ -105,6 +105,7 @@ TEST(MetricsText, HistogramsAreCumulativeWithHelpAndType) {
   EXPECT_NE(text.find("baton_time_to_first_token_seconds_count 2"), std::string::npos);
   EXPECT_NE(text.find("baton_requests_total{status=\"cancelled\"} 3"), std::string::npos);
   EXPECT_NE(text.find("baton_steps_total{kind=\"mixed\"} 7"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE baton_max_step_seconds gauge"), std::string::npos);
   for (const char* name :
        {"baton_inter_token_latency_seconds", "baton_request_queue_time_seconds",
         "baton_e2e_request_latency_seconds", "baton_requests_waiting", "baton_kv_cache_usage_ratio",

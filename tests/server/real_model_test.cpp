@@ -124,6 +124,7 @@ void check_server(RealServer& s) {
 }
 
 TEST(RealModel, SyntheticByteVocab) {
+  BATON_REQUIRE_BINARY();
   RealServer s(synth_model(baton::testing::scratch_dir()));
   check_server(s);
 }

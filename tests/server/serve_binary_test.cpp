@@ -78,9 +78,11 @@ void run_and_signal(int sig) {
 }
 
 TEST(ServeBinary, SigintExitsZero) {
+  BATON_REQUIRE_BINARY();
   run_and_signal(SIGINT);
 }
 TEST(ServeBinary, SigtermExitsZero) {
+  BATON_REQUIRE_BINARY();
   run_and_signal(SIGTERM);
 }
 

@@ -39,3 +39,9 @@ inline std::filesystem::path scratch_dir() {
   auto var = ::baton::testing::shared_file(relative);                                    \
   if (var.empty()) GTEST_SKIP() << "needs ../shared/" << relative                        \
                                 << " (not on this machine; set BATON_SHARED_DIR to run)"
+
+// For tests that run the `baton` executable: sanitizer builds may build the test executables
+// without it (BATON_TESTS_BUILD_BINARY=OFF), and then those tests skip instead of failing.
+#define BATON_REQUIRE_BINARY()                                    \
+  if (!std::filesystem::exists(::baton::testing::baton_binary())) \
+  GTEST_SKIP() << "the baton binary is not built (" << ::baton::testing::baton_binary() << ")"

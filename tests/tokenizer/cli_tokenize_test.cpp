@@ -34,10 +34,6 @@ Run run_baton(const std::filesystem::path& dir, const std::string& args) {
   return r;
 }
 
-#define BATON_REQUIRE_BINARY()                                    \
-  if (!std::filesystem::exists(::baton::testing::baton_binary())) \
-  GTEST_SKIP() << "the baton binary is not built (" << ::baton::testing::baton_binary() << ")"
-
 TEST(CliTokenize, PrintsIdsOnOneLine) {
   BATON_REQUIRE_BINARY();
   const auto dir = ::baton::testing::scratch_dir();

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Sanitizer CI: ASan+UBSan (Debug, preset debug-asan) over the test executables that do not need
+# the `baton` binary, then TSan (preset tsan) over the threaded modules. Exits non-zero on any
+# build failure, test failure or sanitizer report.
+#
+#   scripts/test-sanitizers.sh          both steps
+#   scripts/test-sanitizers.sh asan     only ASan+UBSan
+#   scripts/test-sanitizers.sh tsan     only TSan
+#
+# The test executables are built without the `baton` binary (BATON_TESTS_BUILD_BINARY=OFF) to
+# keep each step near 10 minutes from scratch on two cores; tests that run it skip and say so.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+JOBS=${JOBS:-$(nproc)}
+ASAN_TESTS=(gguf tokenizer kv sched kernels server)
+TSAN_TESTS=(sched kv kernels)
+
+# LeakSanitizer works here; UB and the first ASan report stop the test run.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:history_size=4}
+
+failed=()
+
+# run_step NAME PRESET DIR TEST...: configure, build the test executables, run them under ctest.
+# DIR must be the preset's binaryDir (CMakePresets.json).
+run_step() {
+  local name=$1 preset=$2 dir=$3
+  shift 3
+  local targets=() regex
+  for t in "$@"; do targets+=("test_$t"); done
+  regex="^($(IFS='|'; echo "$*"))\$"
+  local start=$SECONDS
+  echo "==> [$name] configure preset $preset ($dir)"
+  if ! cmake --preset "$preset" -DBATON_TESTS_BUILD_BINARY=OFF >/dev/null; then
+    failed+=("$name: configure"); return
+  fi
+  echo "==> [$name] build ${targets[*]} (-j$JOBS)"
+  if ! cmake --build "$dir" --target "${targets[@]}" -j "$JOBS"; then
+    failed+=("$name: build"); return
+  fi
+  echo "==> [$name] built in $((SECONDS - start)) s; running tests"
+  if ! ctest --test-dir "$dir" -R "$regex" --output-on-failure; then
+    failed+=("$name: tests")
+  fi
+  echo "==> [$name] done in $((SECONDS - start)) s"
+}
+
+want=${1:-all}
+case $want in
+  all | asan | tsan) ;;
+  *) echo "usage: $0 [asan|tsan]  (got '$want')" >&2; exit 2 ;;
+esac
+[[ $want != tsan ]] && run_step asan debug-asan build-asan "${ASAN_TESTS[@]}"
+[[ $want != asan ]] && run_step tsan tsan build-tsan "${TSAN_TESTS[@]}"
+
+if ((${#failed[@]})); then
+  printf 'sanitizers: FAILED: %s\n' "${failed[@]}" >&2
+  exit 1
+fi
+echo "sanitizers: all clean"

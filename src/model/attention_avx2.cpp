@@ -1,0 +1,75 @@
+// AVX2 + FMA + F16C attention: 8 query vectors per register (see attention_simd.inc).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "kernels/fp16.h"
+#include "model/attention_impl.h"
+
+#define ATT_TARGET __attribute__((target("avx2,fma,f16c")))
+#define ATT_FN __attribute__((target("avx2,fma,f16c"), always_inline)) inline
+#define ATT_ENTRY attend_rows_avx2
+
+namespace baton::model {
+namespace {
+
+struct V {
+  static constexpr int kWidth = 8;
+  static constexpr int kKeyTile = 8;  // 8 score chains + the query register of 16
+  static constexpr int kDimTile = 8;
+  using R = __m256;
+  using I = __m256i;
+  using M = __m256;  // all-ones lanes
+
+  ATT_FN static R zero() { return _mm256_setzero_ps(); }
+  ATT_FN static R set1(float x) { return _mm256_set1_ps(x); }
+  ATT_FN static R load(const float* p) { return _mm256_loadu_ps(p); }
+  ATT_FN static void store(float* p, R v) { _mm256_storeu_ps(p, v); }
+  ATT_FN static R load_half(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  ATT_FN static I load_int(const int32_t* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  }
+  ATT_FN static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
+  ATT_FN static R mul(R a, R b) { return _mm256_mul_ps(a, b); }
+  ATT_FN static R add(R a, R b) { return _mm256_add_ps(a, b); }
+  ATT_FN static R sub(R a, R b) { return _mm256_sub_ps(a, b); }
+  ATT_FN static R div(R a, R b) { return _mm256_div_ps(a, b); }
+  ATT_FN static R max(R a, R b) { return _mm256_max_ps(a, b); }
+  // Lanes whose own position is at least p.
+  ATT_FN static M valid(I lane_pos, int32_t p) {
+    return _mm256_castsi256_ps(_mm256_cmpgt_epi32(lane_pos, _mm256_set1_epi32(p - 1)));
+  }
+  ATT_FN static R select(M m, R yes, R no) { return _mm256_blendv_ps(no, yes, m); }
+  ATT_FN static R mask_fma(M m, R a, R b, R c) { return select(m, fma(a, b, c), c); }
+
+  // e^x for x <= 0, the same steps as the AVX-512 path (so both give the same bits).
+  ATT_FN static R exp(R x) {
+    const M under = _mm256_cmp_ps(x, set1(-87.3f), _CMP_LT_OQ);
+    x = _mm256_max_ps(set1(-87.3f), x);  // NaN stays NaN: max returns its second operand
+    const R n = _mm256_round_ps(mul(x, set1(1.44269504088896341f)),
+                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    R r = _mm256_fnmadd_ps(n, set1(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, set1(-2.12194440e-4f), r);
+    R p = set1(1.9875691500e-4f);
+    p = fma(p, r, set1(1.3981999507e-3f));
+    p = fma(p, r, set1(8.3334519073e-3f));
+    p = fma(p, r, set1(4.1665795894e-2f));
+    p = fma(p, r, set1(1.6666665459e-1f));
+    p = fma(p, r, set1(5.0000001201e-1f));
+    const R y = add(fma(p, mul(r, r), r), set1(1.0f));
+    const I bits =
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_andnot_ps(under, mul(y, _mm256_castsi256_ps(bits)));
+  }
+};
+
+}  // namespace
+
+#include "model/attention_simd.inc"
+
+}  // namespace baton::model

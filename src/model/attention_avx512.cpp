@@ -1,0 +1,79 @@
+// AVX-512 attention: 16 query vectors per register (see attention_simd.inc for the scheme).
+// GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the uninitialized
+// warnings then report at every inlined use.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "kernels/fp16.h"
+#include "model/attention_impl.h"
+
+#define ATT_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
+#define ATT_FN \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c"), always_inline)) inline
+#define ATT_ENTRY attend_rows_avx512
+
+namespace baton::model {
+namespace {
+
+struct V {
+  static constexpr int kWidth = 16;
+  static constexpr int kKeyTile = 16;  // 16 score chains + the query register
+  static constexpr int kDimTile = 16;
+  using R = __m512;
+  using I = __m512i;
+  using M = __mmask16;
+
+  ATT_FN static R zero() { return _mm512_setzero_ps(); }
+  ATT_FN static R set1(float x) { return _mm512_set1_ps(x); }
+  ATT_FN static R load(const float* p) { return _mm512_loadu_ps(p); }
+  ATT_FN static void store(float* p, R v) { _mm512_storeu_ps(p, v); }
+  ATT_FN static R load_half(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  ATT_FN static I load_int(const int32_t* p) { return _mm512_loadu_si512(p); }
+  ATT_FN static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
+  ATT_FN static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
+  ATT_FN static R add(R a, R b) { return _mm512_add_ps(a, b); }
+  ATT_FN static R sub(R a, R b) { return _mm512_sub_ps(a, b); }
+  ATT_FN static R div(R a, R b) { return _mm512_div_ps(a, b); }
+  ATT_FN static R max(R a, R b) { return _mm512_max_ps(a, b); }
+  // Lanes whose own position is at least p.
+  ATT_FN static M valid(I lane_pos, int32_t p) {
+    return _mm512_cmple_epi32_mask(_mm512_set1_epi32(p), lane_pos);
+  }
+  ATT_FN static R select(M m, R yes, R no) { return _mm512_mask_blend_ps(m, no, yes); }
+  ATT_FN static R mask_fma(M m, R a, R b, R c) { return _mm512_mask3_fmadd_ps(a, b, c, m); }
+
+  // e^x for x <= 0: x = n ln2 + r, |r| <= ln2 / 2, e^r by a degree-7 polynomial (Cephes expf
+  // coefficients), times 2^n. Below -87.3 (where e^x is no longer a normal float) gives 0.
+  ATT_FN static R exp(R x) {
+    const M under = _mm512_cmp_ps_mask(x, set1(-87.3f), _CMP_LT_OQ);
+    x = _mm512_max_ps(set1(-87.3f), x);  // NaN stays NaN: max returns its second operand
+    const R n = _mm512_roundscale_ps(mul(x, set1(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    R r = _mm512_fnmadd_ps(n, set1(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, set1(-2.12194440e-4f), r);
+    R p = set1(1.9875691500e-4f);
+    p = fma(p, r, set1(1.3981999507e-3f));
+    p = fma(p, r, set1(8.3334519073e-3f));
+    p = fma(p, r, set1(4.1665795894e-2f));
+    p = fma(p, r, set1(1.6666665459e-1f));
+    p = fma(p, r, set1(5.0000001201e-1f));
+    const R y = add(fma(p, mul(r, r), r), set1(1.0f));
+    const I bits =
+        _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+    return _mm512_maskz_mul_ps(static_cast<M>(~under), y, _mm512_castsi512_ps(bits));
+  }
+};
+
+}  // namespace
+
+#include "model/attention_simd.inc"
+
+}  // namespace baton::model

@@ -1,0 +1,156 @@
+// The SIMD attention paths against the scalar reference, and their batch invariance.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "kernels/simd.h"
+#include "model/attention.h"
+
+namespace baton::model {
+namespace {
+
+using kernels::SimdLevel;
+
+struct Case {
+  int32_t n_head, n_head_kv, head_dim, block_size;
+  KvType type;
+};
+
+// A cache whose layer 1 holds random K/V for positions 0..n_pos-1 in shuffled blocks.
+struct Fixture {
+  Case c;
+  KvCache cache;
+  std::vector<int32_t> table;
+  AttentionShape shape;
+
+  Fixture(const Case& cs, int32_t n_pos, uint32_t seed)
+      : c(cs), cache(cs.type, cs.block_size, 2, cs.n_head_kv, cs.head_dim) {
+    const int32_t n_blocks = (n_pos + cs.block_size - 1) / cs.block_size;
+    cache.allocate(n_blocks + 3);
+    table.resize(n_blocks);
+    std::iota(table.begin(), table.end(), 3);
+    std::mt19937 rng(seed);
+    std::shuffle(table.begin(), table.end(), rng);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> k(static_cast<size_t>(cs.n_head_kv) * cs.head_dim), v(k.size());
+    for (int32_t p = 0; p < n_pos; ++p) {
+      for (auto& x : k) x = nd(rng);
+      for (auto& x : v) x = nd(rng);
+      cache.write(table[p / cs.block_size], p % cs.block_size, 1, k.data(), v.data());
+    }
+    shape = {cs.n_head, cs.n_head_kv, cs.head_dim, 1.0f / std::sqrt(float(cs.head_dim))};
+  }
+
+  // Output of n_rows rows (n_head × head_dim floats each) for every KV head.
+  std::vector<float> run(SimdLevel level, const std::vector<float>& q,
+                         const std::vector<int32_t>& pos) const {
+    const int32_t n_rows = static_cast<int32_t>(pos.size());
+    std::vector<float> out(static_cast<size_t>(n_rows) * c.n_head * c.head_dim, -7.0f);
+    AttentionScratch scratch;
+    for (int32_t h = 0; h < c.n_head_kv; ++h) {
+      attend_rows_at(level, cache, 1, shape, h, q.data(), pos.data(), n_rows, table.data(),
+                     out.data(), scratch);
+    }
+    return out;
+  }
+};
+
+std::vector<float> random_q(size_t n, uint32_t seed, float scale) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, scale);
+  std::vector<float> q(n);
+  for (auto& x : q) x = nd(rng);
+  return q;
+}
+
+std::vector<int32_t> consecutive(int32_t first, int32_t n) {
+  std::vector<int32_t> v(n);
+  std::iota(v.begin(), v.end(), first);
+  return v;
+}
+
+const Case kCases[] = {
+    {8, 2, 64, 16, KvType::F16},  {8, 2, 64, 16, KvType::F32}, {4, 4, 8, 16, KvType::F16},
+    {6, 2, 80, 7, KvType::F16},   {3, 1, 5, 5, KvType::F32},   {16, 2, 128, 16, KvType::F16},
+    {32, 8, 64, 16, KvType::F16}, {2, 1, 24, 3, KvType::F16},
+};
+
+const std::vector<std::vector<int32_t>> kPositions = {
+    {0}, {37}, {299}, consecutive(0, 5), consecutive(184, 16), consecutive(40, 11), {3, 250, 17},
+};
+
+bool supported(SimdLevel l) {
+  return static_cast<int>(l) <= static_cast<int>(kernels::detected_simd_level());
+}
+
+class AttentionSimd : public ::testing::TestWithParam<SimdLevel> {
+ protected:
+  void SetUp() override {
+    if (!supported(GetParam())) {
+      GTEST_SKIP() << kernels::simd_level_label(GetParam()) << " is not supported by this CPU";
+    }
+  }
+};
+
+TEST_P(AttentionSimd, MatchesScalarReference) {
+  uint32_t seed = 1;
+  for (const Case& c : kCases) {
+    const Fixture fx(c, 300, seed++);
+    for (const auto& pos : kPositions) {
+      for (float q_scale : {1.0f, 12.0f}) {  // 12: sharp softmax, most weights underflow
+        const auto q = random_q(pos.size() * c.n_head * c.head_dim, seed++, q_scale);
+        const auto want = fx.run(SimdLevel::Scalar, q, pos);
+        const auto got = fx.run(GetParam(), q, pos);
+        for (size_t i = 0; i < want.size(); ++i) {
+          ASSERT_NEAR(got[i], want[i], 2e-5f + 2e-5f * std::fabs(want[i]))
+              << "head_dim " << c.head_dim << " heads " << c.n_head << "/" << c.n_head_kv
+              << " block " << c.block_size << " rows " << pos.size() << " first pos " << pos[0]
+              << " q_scale " << q_scale << " index " << i;
+        }
+      }
+    }
+  }
+}
+
+// A row's output is the same bits alone as in any group of rows, whatever its neighbours.
+TEST_P(AttentionSimd, RowResultIndependentOfGroup) {
+  const Case cases[] = {{8, 2, 64, 16, KvType::F16}, {6, 2, 80, 7, KvType::F32}};
+  for (const Case& c : cases) {
+    const Fixture fx(c, 260, 99);
+    const int64_t row = static_cast<int64_t>(c.n_head) * c.head_dim;
+    const std::vector<int32_t> pos = {100, 101, 102, 103, 104, 105, 106, 107, 108, 109,
+                                      110, 111, 112, 113, 114, 115, 259, 0,   17};
+    const auto q = random_q(pos.size() * row, 5, 3.0f);
+    const auto together = fx.run(GetParam(), q, pos);
+    for (size_t i = 0; i < pos.size(); ++i) {
+      const std::vector<float> qi(q.begin() + i * row, q.begin() + (i + 1) * row);
+      const auto alone = fx.run(GetParam(), qi, {pos[i]});
+      EXPECT_EQ(0, std::memcmp(alone.data(), together.data() + i * row, row * sizeof(float)))
+          << "row " << i << " at position " << pos[i] << " head_dim " << c.head_dim;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Levels, AttentionSimd,
+                         ::testing::Values(SimdLevel::Avx2, SimdLevel::Avx512),
+                         [](const auto& info) {
+                           return std::string(info.param == SimdLevel::Avx2 ? "avx2" : "avx512");
+                         });
+
+TEST(AttentionSimd, AvxLevelsGiveTheSameBits) {
+  if (!supported(SimdLevel::Avx512)) GTEST_SKIP() << "avx512 is not supported by this CPU";
+  const Case c{8, 2, 64, 16, KvType::F16};
+  const Fixture fx(c, 200, 3);
+  const auto pos = consecutive(150, 16);
+  const auto q = random_q(pos.size() * c.n_head * c.head_dim, 8, 2.0f);
+  const auto a = fx.run(SimdLevel::Avx2, q, pos), b = fx.run(SimdLevel::Avx512, q, pos);
+  EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
+}
+
+}  // namespace
+}  // namespace baton::model
