@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
@@ -21,7 +22,8 @@ model::KvType parse_kv_type(const std::string& s) {
 // prefix-cache entries of another layout never match.
 uint64_t fingerprint_of(const gguf::GgufFile& f, const EngineOptions& opts) {
   std::ifstream in(f.path(), std::ios::binary);
-  std::string header(f.data_offset(), '\0');
+  // A file without tensors may end before its (aligned) data offset.
+  std::string header(std::min(f.data_offset(), f.file_size()), '\0');
   if (!in.read(header.data(), static_cast<std::streamsize>(header.size()))) {
     throw std::runtime_error(f.path() + ": cannot re-read the GGUF header for the fingerprint");
   }

@@ -83,6 +83,14 @@ TEST(ModelErrors, MissingTensorIsNamed) {
   EXPECT_NE(msg.find("blk.0.ffn_up.weight is missing"), std::string::npos) << msg;
 }
 
+// A vocabulary-only GGUF (no tensors) ends before its aligned data offset; loading it must name
+// the first missing tensor rather than fail on the header.
+TEST(ModelErrors, VocabularyOnlyFileNamesMissingTensor) {
+  BATON_REQUIRE_SHARED(vocab, "models/vocab/ggml-vocab-llama-spm.gguf");
+  const auto msg = load_error(vocab.string());
+  EXPECT_NE(msg.find("token_embd.weight is missing"), std::string::npos) << msg;
+}
+
 TEST(ModelErrors, MissingFileAndBadKvTypeFail) {
   EXPECT_NE(load_error((testing::scratch_dir() / "absent.gguf").string()), "(no error)");
   const auto dir = testing::scratch_dir();
