@@ -114,6 +114,12 @@ void attend_rows_at(kernels::SimdLevel level, const KvCache& cache, int32_t laye
   }
   switch (level) {
     case kernels::SimdLevel::Avx512:
+      // Up to 8 query vectors (a decode row of a small GQA group) fill an AVX2 register; the
+      // two kernels give the same bits per lane, so the choice cannot break batch invariance.
+      if (static_cast<int64_t>(n_rows) * (s.n_head / std::max(1, s.n_head_kv)) <= 8) {
+        return detail::attend_rows_avx2(cache, layer, s, kv_head, q, pos, n_rows, block_table, out,
+                                        scratch);
+      }
       return detail::attend_rows_avx512(cache, layer, s, kv_head, q, pos, n_rows, block_table, out,
                                         scratch);
     case kernels::SimdLevel::Avx2:

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <limits>
 
-#include "kernels/fp16.h"
 #include "model/attention_impl.h"
 
 #define ATT_TARGET __attribute__((target("avx2,fma,f16c")))

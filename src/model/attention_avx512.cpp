@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <limits>
 
-#include "kernels/fp16.h"
 #include "model/attention_impl.h"
 
 #define ATT_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
