@@ -47,6 +47,28 @@ int32_t prefill_quantum(const PolicyInput& in) {
   return static_cast<int32_t>(std::clamp(tokens, static_cast<double>(kMinQuantum), hi));
 }
 
+int32_t starting_generation_quantum(const PolicyInput& in,
+                                    const std::vector<PolicyInput::Prefiller>& candidates) {
+  const int32_t q = prefill_quantum(in);
+  if (!in.decoders.empty()) return q;
+  // A prompt that completes within the mixed quantum is about to generate. Such a step is sized
+  // like a mixed one (its whole remainder plus the mixed quantum for the rest), so a short
+  // request that arrived during a long prefill is not held behind a full idle quantum.
+  const int32_t mixed = std::max(1, in.mixed_prefill_chunk);
+  int64_t starting = 0;
+  bool longer_waits = false;
+  for (const auto& c : candidates) {
+    if (c.remaining <= 0) continue;
+    if (c.remaining <= mixed) {
+      starting += c.remaining;
+    } else {
+      longer_waits = true;
+    }
+  }
+  if (starting == 0 || !longer_waits) return q;
+  return static_cast<int32_t>(std::min<int64_t>(q, starting + mixed));
+}
+
 StepPlan plan_step(const PolicyInput& in) {
   StepPlan plan;
   for (const auto& d : in.decoders) {
@@ -75,7 +97,7 @@ StepPlan plan_step(const PolicyInput& in) {
     return a.seq < b.seq;
   });
 
-  plan.quantum = prefill_quantum(in);
+  plan.quantum = starting_generation_quantum(in, candidates);
   int32_t budget = plan.quantum;
   int32_t blocks = in.free_blocks;
   const int32_t bs = std::max(1, in.block_size);

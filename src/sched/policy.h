@@ -6,7 +6,8 @@
 // - every active generation gets a decode row in every step, except one paused by its own
 //   client's backpressure;
 // - prefill budget Q = prefill_chunk when nobody decodes, mixed_prefill_chunk when somebody
-//   does, or (itl_target_ms > 0 and costs measured) the most tokens that keep a mixed step
+//   does (a prompt that completes in this step while a longer one waits counts as somebody:
+//   see starting_generation_quantum), or (itl_target_ms > 0 and costs measured) the most tokens that keep a mixed step
 //   within the target, at least kMinQuantum;
 // - Q is shared shortest-remaining-first, except that a request starved for aging_steps steps
 //   goes first (oldest first), so a short prompt waits at most one step and nobody forever;
@@ -77,6 +78,12 @@ inline constexpr int32_t kMinQuantum = 16;
 
 // Q for this step (see the rules above).
 int32_t prefill_quantum(const PolicyInput& in);
+// Q when nobody decodes yet but some prompt (of `candidates`) completes within the mixed quantum
+// while a longer one waits: that request is about to generate, so the step is sized like a
+// mixed step (its remainder + the mixed quantum, at most the idle quantum). Otherwise
+// prefill_quantum(in).
+int32_t starting_generation_quantum(const PolicyInput& in,
+                                    const std::vector<PolicyInput::Prefiller>& candidates);
 StepPlan plan_step(const PolicyInput& in);
 
 }  // namespace baton::sched

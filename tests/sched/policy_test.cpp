@@ -42,6 +42,31 @@ TEST(Policy, IdleQuantumWhenNobodyDecodes) {
   EXPECT_TRUE(plan.decode.empty());
 }
 
+// The three-sessions case: two short prompts arrive while a long cold prompt prefills with the
+// idle quantum. They are about to generate, so the step that completes them is sized like a mixed
+// step (their tokens + the mixed quantum) instead of another full idle quantum.
+TEST(Policy, StartingGenerationSizesTheStepLikeAMixedOne) {
+  PolicyInput in = base();
+  in.prefilling = {pf(1, 1952), pf(2, 20), pf(3, 21)};
+  StepPlan plan = plan_step(in);
+  EXPECT_EQ(plan.quantum, 20 + 21 + 128);
+  EXPECT_EQ(tokens_for(plan, 2), 20);
+  EXPECT_EQ(tokens_for(plan, 3), 21);
+  EXPECT_EQ(tokens_for(plan, 1), 128);
+}
+
+TEST(Policy, StartingGenerationAloneKeepsTheIdleQuantum) {
+  PolicyInput in = base();
+  in.prefilling = {pf(2, 20), pf(3, 100)};
+  EXPECT_EQ(plan_step(in).quantum, 2048);
+  in.prefilling = {pf(1, 3000)};
+  in.waiting = {{7, 7, 30, 0, 2}};
+  in.free_slots = 1;
+  StepPlan plan = plan_step(in);  // an admission counts too
+  EXPECT_EQ(plan.quantum, 30 + 128);
+  EXPECT_EQ(tokens_for(plan, 7), 30);
+}
+
 TEST(Policy, MixedQuantumAndEveryDecoderGetsARow) {
   PolicyInput in = base();
   in.decoders = {{7, false}, {8, false}, {9, true}};
