@@ -22,22 +22,6 @@ namespace {
                               value_type_name(v.type)));
 }
 
-bool is_integer(ValueType t) {
-  switch (t) {
-    case ValueType::UINT8:
-    case ValueType::INT8:
-    case ValueType::UINT16:
-    case ValueType::INT16:
-    case ValueType::UINT32:
-    case ValueType::INT32:
-    case ValueType::UINT64:
-    case ValueType::INT64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Closes the descriptor on every path out of open().
 struct FdGuard {
   int fd;
@@ -124,7 +108,7 @@ int64_t GgufFile::get_int(std::string_view key) const {
   if (v == nullptr)
     throw GgufError(
         fmt::format("{}: metadata '{}': expected an integer, key is missing", path_, key));
-  if (!is_integer(v->type)) fail_key(*this, key, "an integer", *v);
+  if (!is_integer_type(v->type)) fail_key(*this, key, "an integer", *v);
   if (v->type == ValueType::UINT64 &&
       v->u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
     fail_key(*this, key, "an integer below 2^63", *v);
@@ -143,7 +127,7 @@ double GgufFile::get_float(std::string_view key) const {
         fmt::format("{}: metadata '{}': expected a number, key is missing", path_, key));
   if (v->type == ValueType::FLOAT32 || v->type == ValueType::FLOAT64) return v->f;
   if (v->type == ValueType::UINT64) return static_cast<double>(v->u);
-  if (is_integer(v->type)) return static_cast<double>(v->i);
+  if (is_integer_type(v->type)) return static_cast<double>(v->i);
   fail_key(*this, key, "a number", *v);
 }
 
@@ -187,7 +171,7 @@ const std::vector<int64_t>& GgufFile::get_ints(std::string_view key) const {
     throw GgufError(fmt::format("{}: metadata '{}': expected an array of integers, key is missing",
                                 path_, key));
   bool ok = v->type == ValueType::ARRAY &&
-            (is_integer(v->array_type) || v->array_type == ValueType::BOOL) &&
+            (is_integer_type(v->array_type) || v->array_type == ValueType::BOOL) &&
             v->ints.size() == v->array_size();
   if (!ok) fail_key(*this, key, "an array of integers (below 2^63)", *v);
   return v->ints;

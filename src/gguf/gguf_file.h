@@ -27,6 +27,7 @@ enum class ValueType : uint32_t {
 };
 // clang-format on
 std::string_view value_type_name(ValueType t);
+bool is_integer_type(ValueType t);  // any signed or unsigned integer width
 
 // A metadata value. Scalars live in one of u/i/f/b/str by type; arrays keep their element type
 // in array_type and their elements in the typed vector that fits (ints of any width in ints,

@@ -12,22 +12,6 @@ namespace {
 
 constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian u32
 
-bool is_int_type(ValueType t) {
-  switch (t) {
-    case ValueType::UINT8:
-    case ValueType::INT8:
-    case ValueType::UINT16:
-    case ValueType::INT16:
-    case ValueType::UINT32:
-    case ValueType::INT32:
-    case ValueType::UINT64:
-    case ValueType::INT64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Smallest number of bytes one element of this type occupies in the file; used to reject array
 // counts the remaining bytes cannot possibly hold before allocating for them.
 uint64_t min_element_bytes(ValueType t) {
@@ -144,7 +128,7 @@ class ValueReader {
     bool unsigned64 = et == ValueType::UINT64;
     for (uint64_t k = 0; k < n; ++k) {
       MetaValue e = read_value(et, field, depth + 1);
-      if (is_int_type(et) || et == ValueType::BOOL) {
+      if (is_integer_type(et) || et == ValueType::BOOL) {
         if (unsigned64) v.uints.push_back(e.u);
         if (!unsigned64 || e.u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
           v.ints.push_back(et == ValueType::BOOL ? e.b : e.i);
@@ -271,7 +255,7 @@ void GgufParser::parse(GgufFile& f) {
   }
 
   if (const MetaValue* a = f.find("general.alignment")) {
-    if (!is_int_type(a->type) || a->i <= 0) {
+    if (!is_integer_type(a->type) || a->i <= 0) {
       c.fail("metadata 'general.alignment'", "a positive integer (usually u32 32)");
     }
     uint64_t al = static_cast<uint64_t>(a->i);

@@ -127,4 +127,20 @@ std::string MetaValue::to_display(size_t max_items) const {
   return out;
 }
 
+bool is_integer_type(ValueType t) {
+  switch (t) {
+    case ValueType::UINT8:
+    case ValueType::INT8:
+    case ValueType::UINT16:
+    case ValueType::INT16:
+    case ValueType::UINT32:
+    case ValueType::INT32:
+    case ValueType::UINT64:
+    case ValueType::INT64:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace baton::gguf

@@ -1,38 +1,19 @@
 // Byte-level BPE: pre-tokenize, write each chunk's bytes as GPT-2's byte characters, then merge
 // adjacent symbols by lowest merge rank (ties: leftmost) until no ranked pair is left.
-#include <queue>
+#include <optional>
 #include <vector>
 
 #include "tokenizer/pretokenizer.h"
+#include "tokenizer/symbol_merge.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
 
 namespace baton::tokenizer {
-namespace {
-
-struct Symbol {
-  int prev, next;
-  size_t off, len;  // len 0: merged away
-};
-
-struct Bigram {
-  int32_t rank;
-  int left, right;
-  size_t len;
-};
-
-struct BigramOrder {
-  bool operator()(const Bigram& a, const Bigram& b) const {
-    return a.rank > b.rank || (a.rank == b.rank && a.left > b.left);
-  }
-};
-
-}  // namespace
+namespace {}  // namespace
 
 void Tokenizer::encode_bpe(std::string_view text, std::vector<int32_t>& out) const {
   std::string word, key;
-  std::vector<Symbol> sym;
-  std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder> queue;
+  std::vector<MergeSymbol> sym;
   for (const auto& [coff, clen] : pretok_->split(text)) {
     word.clear();
     for (size_t i = coff; i < coff + clen; ++i) {
@@ -51,29 +32,15 @@ void Tokenizer::encode_bpe(std::string_view text, std::vector<int32_t>& out) con
       sym.push_back({idx - 1, off + len >= word.size() ? -1 : idx + 1, off, len});
       off += len;
     }
-    const auto try_add = [&](int l, int r) {
-      if (l < 0 || r < 0) return;
+    // Lower rank merges first, so the priority is the negated rank.
+    merge_symbols<int64_t>(sym, [&](int l, int r) -> std::optional<int64_t> {
       key.assign(word, sym[l].off, sym[l].len);
       key += ' ';
       key.append(word, sym[r].off, sym[r].len);
       auto it = merge_rank_.find(key);
-      if (it == merge_rank_.end()) return;
-      queue.push({it->second, l, r, sym[l].len + sym[r].len});
-    };
-    for (size_t i = 1; i < sym.size(); ++i) try_add(static_cast<int>(i) - 1, static_cast<int>(i));
-    while (!queue.empty()) {
-      const Bigram b = queue.top();
-      queue.pop();
-      Symbol& l = sym[b.left];
-      Symbol& r = sym[b.right];
-      if (l.len == 0 || r.len == 0 || l.len + r.len != b.len) continue;
-      l.len += r.len;
-      r.len = 0;
-      l.next = r.next;
-      if (r.next >= 0) sym[r.next].prev = b.left;
-      try_add(l.prev, b.left);
-      try_add(b.left, l.next);
-    }
+      if (it == merge_rank_.end()) return std::nullopt;
+      return -static_cast<int64_t>(it->second);
+    });
     for (int i = sym.empty() ? -1 : 0; i != -1; i = sym[i].next) {
       const std::string_view piece = std::string_view(word).substr(sym[i].off, sym[i].len);
       if (const int32_t id = lookup(piece); id >= 0) {

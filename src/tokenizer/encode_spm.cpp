@@ -1,36 +1,18 @@
 // SentencePiece-style encoding: start from UTF-8 characters and keep merging the adjacent pair
 // whose joined text is a vocabulary piece with the highest score (ties: leftmost), then map
 // leftover pieces to <0xNN> byte tokens. A heap over a linked list keeps it O(n log n).
-#include <queue>
+#include <optional>
 #include <vector>
 
+#include "tokenizer/symbol_merge.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
 
 namespace baton::tokenizer {
-namespace {
-
-struct Symbol {
-  int prev, next;
-  size_t off, len;  // len 0: merged away
-};
-
-struct Bigram {
-  float score;
-  int left, right;
-  size_t len;
-};
-
-struct BigramOrder {
-  bool operator()(const Bigram& a, const Bigram& b) const {
-    return a.score < b.score || (a.score == b.score && a.left > b.left);
-  }
-};
-
-}  // namespace
+namespace {}  // namespace
 
 void Tokenizer::encode_spm(std::string_view text, std::vector<int32_t>& out) const {
-  std::vector<Symbol> sym;
+  std::vector<MergeSymbol> sym;
   sym.reserve(text.size());
   for (size_t off = 0; off < text.size();) {
     // Invalid UTF-8 goes byte by byte, so a stray lead byte cannot swallow the next character.
@@ -40,30 +22,11 @@ void Tokenizer::encode_spm(std::string_view text, std::vector<int32_t>& out) con
     sym.push_back({idx - 1, off + len == text.size() ? -1 : idx + 1, off, len});
     off += len;
   }
-  std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder> queue;
-  const auto try_add = [&](int l, int r) {
-    if (l < 0 || r < 0) return;
-    const size_t len = sym[l].len + sym[r].len;
-    const int32_t id = lookup(text.substr(sym[l].off, len));
-    if (id < 0) return;
-    queue.push({scores_[id], l, r, len});
-  };
-  for (size_t i = 1; i < sym.size(); ++i) try_add(static_cast<int>(i) - 1, static_cast<int>(i));
-
-  while (!queue.empty()) {
-    const Bigram b = queue.top();
-    queue.pop();
-    Symbol& l = sym[b.left];
-    Symbol& r = sym[b.right];
-    // Stale when either side was merged since this pair was queued.
-    if (l.len == 0 || r.len == 0 || l.len + r.len != b.len) continue;
-    l.len += r.len;
-    r.len = 0;
-    l.next = r.next;
-    if (r.next >= 0) sym[r.next].prev = b.left;
-    try_add(l.prev, b.left);
-    try_add(b.left, l.next);
-  }
+  merge_symbols<float>(sym, [&](int l, int r) -> std::optional<float> {
+    const int32_t id = lookup(text.substr(sym[l].off, sym[l].len + sym[r].len));
+    if (id < 0) return std::nullopt;
+    return scores_[id];
+  });
 
   for (int i = sym.empty() ? -1 : 0; i != -1; i = sym[i].next) {
     const std::string_view piece = text.substr(sym[i].off, sym[i].len);
