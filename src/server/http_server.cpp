@@ -174,11 +174,13 @@ void HttpServer::Impl::setup() {
         log::error("{} {}: internal error: {}", req.method, req.path, what);
         send_error(res, ApiError(500, "internal error: " + what));
       });
-  svr.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      ++responses[res.status];
-    }
+  // Counted before the response is written (httplib calls the logger only after it is sent), so
+  // a client that has read a response sees it in /metrics.
+  svr.set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++responses[res.status];
+  });
+  svr.set_logger([](const httplib::Request& req, const httplib::Response& res) {
     log::debug("{} {} -> {}", req.method, req.path, res.status);
   });
 }

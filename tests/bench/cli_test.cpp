@@ -32,6 +32,7 @@ Ran run_baton(const std::string& args) {
 }
 
 TEST(BenchServeCli, HelpListsScenariosAndKnobs) {
+  BATON_REQUIRE_BINARY();
   auto r = run_baton("bench serve --help");
   EXPECT_EQ(r.status, 0) << r.output;
   for (const char* s : {"decode-under-prefill", "three-sessions", "hol-sequential", "agents",
@@ -41,6 +42,7 @@ TEST(BenchServeCli, HelpListsScenariosAndKnobs) {
 }
 
 TEST(BenchServeCli, UnreachableServerIsOneClearLine) {
+  BATON_REQUIRE_BINARY();
   std::string url = "http://127.0.0.1:" + std::to_string(testing::closed_port());
   auto r = run_baton("bench serve --url " + url + " --scenario throughput");
   EXPECT_EQ(r.status, 1);
@@ -48,12 +50,14 @@ TEST(BenchServeCli, UnreachableServerIsOneClearLine) {
 }
 
 TEST(BenchServeCli, UnknownScenarioIsRejected) {
+  BATON_REQUIRE_BINARY();
   auto r = run_baton("bench serve --url http://127.0.0.1:1 --scenario bogus");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.output.find("unknown --scenario 'bogus'"), std::string::npos) << r.output;
 }
 
 TEST(BenchServeCli, RunAgainstMockWritesFiles) {
+  BATON_REQUIRE_BINARY();
   testing::MockServer srv;
   auto dir = baton::testing::scratch_dir();
   auto r = run_baton("bench serve --url " + srv.url() +

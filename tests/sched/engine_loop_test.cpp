@@ -83,10 +83,31 @@ TEST(EngineLoop, ShutdownLetsRunningRequestsFinishWithinGraceAndCancelsTheRest) 
   c.ctx = 200000;
   c.shutdown_grace_s = 0.3;
   EngineLoop loop(eng, c);
+  // The short request must still be running when shutdown() begins, or its slot frees up and
+  // `queued` starts (then it ends with Length, not Shutdown). On a slow machine (sanitizers) it
+  // used to finish first, so its first decode step waits until the loop stops admitting. An
+  // empty prompt probes that without queueing anything: it is refused as ShuttingDown first.
+  auto shutting_down = [&loop] {
+    try {
+      loop.submit(GenerateRequest{});
+    } catch (const SubmitError& e) {
+      return e.code == SubmitError::Code::ShuttingDown;
+    }
+    return false;
+  };
+  bool gated = false;  // loop thread only
+  eng.set_on_step([&](const engine::StepBatch& b) {
+    for (const auto& s : b.seqs) {
+      if (s.request_id != 2 || s.start_pos < 10 || gated) continue;
+      gated = true;
+      while (!shutting_down()) std::this_thread::sleep_for(1ms);
+    }
+  });
   loop.start();
   auto endless = loop.submit(greedy(make_prompt(10, 1), 100000));
   auto shortr = loop.submit(greedy(make_prompt(10, 2), 5));
   auto queued = loop.submit(greedy(make_prompt(10, 3), 5));
+  ASSERT_EQ(shortr->id(), 2u);
   ASSERT_TRUE(wait_first_token(*endless));
   std::thread reader([&] {
     auto o = drain_all(*shortr);

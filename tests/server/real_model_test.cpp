@@ -15,17 +15,21 @@
 #include "server_fixture.h"
 #include "sse_client.h"
 #include "support/shared_files.h"
+#include "synth/synth_model.h"
 
 namespace baton::server::testing {
 namespace {
 
 using nlohmann::json;
 
+// Written in-process rather than by `baton gguf synth`, so sanitizer builds without the binary
+// still run the server over the real engine.
 std::string synth_model(const std::filesystem::path& dir) {
   auto path = (dir / "synth.gguf").string();
-  std::string cmd = baton::testing::baton_binary() + " gguf synth " + path +
-                    " --byte-vocab --ctx 512 --threads 1 > /dev/null";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  synth::SynthSpec spec;  // byte vocab, as `gguf synth --byte-vocab`
+  spec.ctx = 512;
+  spec.threads = 1;
+  synth::write_synthetic_model(spec, path);
   return path;
 }
 
@@ -124,7 +128,6 @@ void check_server(RealServer& s) {
 }
 
 TEST(RealModel, SyntheticByteVocab) {
-  BATON_REQUIRE_BINARY();
   RealServer s(synth_model(baton::testing::scratch_dir()));
   check_server(s);
 }
