@@ -41,7 +41,8 @@ void add_step_figures(const Endpoint& ep, ScenarioResult& result) {
   result.figures.push_back({"longest mixed step (server)", *longest * 1000, "ms"});
   for (const auto& f : result.figures) {
     if (f.name == "A worst gap while B prefills" && !std::isnan(f.value)) {
-      result.figures.push_back({"A worst gap / longest mixed step", f.value / (*longest * 1000), "x"});
+      result.figures.push_back(
+          {"A worst gap / longest mixed step", f.value / (*longest * 1000), "x"});
       break;
     }
   }

@@ -4,8 +4,8 @@
 #include <atomic>
 #include <chrono>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "bench/record.h"

@@ -73,8 +73,8 @@ std::string render_table(const ScenarioResult& r) {
   }
   if (!r.figures.empty()) out += "headline:\n";
   for (const auto& f : r.figures) {
-    std::string value = f.unit == "x" && !std::isnan(f.value) ? fmt::format("{:.2f}", f.value)
-                                                              : fmt_ms(f.value);
+    std::string value =
+        f.unit == "x" && !std::isnan(f.value) ? fmt::format("{:.2f}", f.value) : fmt_ms(f.value);
     out += fmt::format("  {:<32} {:>10} {}\n", f.name, value, f.unit);
   }
   for (const auto& q : r.requests) {

@@ -9,10 +9,10 @@ namespace baton::cli {
 void set_exit_code(int code);
 int exit_code();
 
-void register_gguf(CLI::App& app);         // gguf info, gguf synth
-void register_tokenize(CLI::App& app);     // tokenize
-void register_run(CLI::App& app);          // run
-void register_serve(CLI::App& app);        // serve
+void register_gguf(CLI::App& app);            // gguf info, gguf synth
+void register_tokenize(CLI::App& app);        // tokenize
+void register_run(CLI::App& app);             // run
+void register_serve(CLI::App& app);           // serve
 void register_bench_engine(CLI::App& bench);  // bench engine
 void register_bench_serve(CLI::App& bench);   // bench serve
 

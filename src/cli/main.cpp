@@ -7,8 +7,12 @@ namespace baton::cli {
 namespace {
 int g_exit_code = 0;
 }
-void set_exit_code(int code) { g_exit_code = code; }
-int exit_code() { return g_exit_code; }
+void set_exit_code(int code) {
+  g_exit_code = code;
+}
+int exit_code() {
+  return g_exit_code;
+}
 }  // namespace baton::cli
 
 int main(int argc, char** argv) {

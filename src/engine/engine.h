@@ -10,12 +10,12 @@ namespace baton::engine {
 struct EngineInfo {
   std::string model_name;
   int32_t n_vocab = 0;
-  int32_t n_ctx_train = 0;        // the model's trained context
-  int32_t block_size = 16;        // tokens per KV block
+  int32_t n_ctx_train = 0;          // the model's trained context
+  int32_t block_size = 16;          // tokens per KV block
   uint64_t kv_bytes_per_block = 0;  // all layers, K and V
-  uint64_t fingerprint = 0;       // identifies weights + KV layout, seeds prefix hash chains
+  uint64_t fingerprint = 0;         // identifies weights + KV layout, seeds prefix hash chains
   int32_t bos_id = -1;
-  std::vector<int32_t> eog_ids;   // end-of-generation tokens (eos, eot, ...)
+  std::vector<int32_t> eog_ids;  // end-of-generation tokens (eos, eot, ...)
 };
 
 // One sequence's contribution to a step: `tokens` are new tokens at positions

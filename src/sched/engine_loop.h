@@ -31,8 +31,8 @@ struct GenerateRequest {
 
 struct TokenEvent {
   int32_t token = -1;
-  float logprob = 0;                               // when sampling.logprobs
-  std::vector<std::pair<int32_t, float>> top;      // sampling.top_logprobs alternatives
+  float logprob = 0;                           // when sampling.logprobs
+  std::vector<std::pair<int32_t, float>> top;  // sampling.top_logprobs alternatives
 };
 
 struct RequestStats {
@@ -47,10 +47,10 @@ struct RequestStats {
 
 struct Event {
   enum class Kind { Token, Finished } kind = Kind::Token;
-  TokenEvent token;              // Kind::Token
+  TokenEvent token;                          // Kind::Token
   FinishReason reason = FinishReason::Stop;  // Kind::Finished
-  std::string error;             // for Failed
-  RequestStats stats;            // Kind::Finished
+  std::string error;                         // for Failed
+  RequestStats stats;                        // Kind::Finished
 };
 
 class RequestHandle {
@@ -79,7 +79,7 @@ struct RequestStatus {
   int32_t prompt_done = 0;  // prefilled (including cached)
   int32_t cached_tokens = 0;
   int32_t generated = 0;
-  double ms_waited = 0;     // since arrival
+  double ms_waited = 0;  // since arrival
 };
 
 struct StatusSnapshot {

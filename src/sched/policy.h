@@ -7,8 +7,8 @@
 //   client's backpressure;
 // - prefill budget Q = prefill_chunk when nobody decodes, mixed_prefill_chunk when somebody
 //   does (a prompt that completes in this step while a longer one waits counts as somebody:
-//   see starting_generation_quantum), or (itl_target_ms > 0 and costs measured) the most tokens that keep a mixed step
-//   within the target, at least kMinQuantum;
+//   see starting_generation_quantum), or (itl_target_ms > 0 and costs measured) the most tokens
+//   that keep a mixed step within the target, at least kMinQuantum;
 // - Q is shared shortest-remaining-first, except that a request starved for aging_steps steps
 //   goes first (oldest first), so a short prompt waits at most one step and nobody forever;
 // - queued requests are admitted in arrival order while a slot is free and their KV

@@ -26,8 +26,12 @@ const char* kNames[] = {"DEBUG", "INFO ", "WARN ", "ERROR"};
 
 }  // namespace
 
-void set_level(Level l) { g_level = l; }
-Level level() { return g_level; }
+void set_level(Level l) {
+  g_level = l;
+}
+Level level() {
+  return g_level;
+}
 
 void write(Level l, std::string_view line) {
   using namespace std::chrono;

@@ -21,7 +21,9 @@ inline std::filesystem::path shared_file(const std::string& relative) {
   return std::filesystem::exists(p) ? p : std::filesystem::path();
 }
 
-inline std::string baton_binary() { return BATON_BINARY; }
+inline std::string baton_binary() {
+  return BATON_BINARY;
+}
 
 // A scratch folder unique to the running test.
 inline std::filesystem::path scratch_dir() {
@@ -35,10 +37,11 @@ inline std::filesystem::path scratch_dir() {
 
 }  // namespace baton::testing
 
-#define BATON_REQUIRE_SHARED(var, relative)                                              \
-  auto var = ::baton::testing::shared_file(relative);                                    \
-  if (var.empty()) GTEST_SKIP() << "needs ../shared/" << relative                        \
-                                << " (not on this machine; set BATON_SHARED_DIR to run)"
+#define BATON_REQUIRE_SHARED(var, relative)           \
+  auto var = ::baton::testing::shared_file(relative); \
+  if (var.empty())                                    \
+  GTEST_SKIP() << "needs ../shared/" << relative      \
+               << " (not on this machine; set BATON_SHARED_DIR to run)"
 
 // For tests that run the `baton` executable: sanitizer builds may build the test executables
 // without it (BATON_TESTS_BUILD_BINARY=OFF), and then those tests skip instead of failing.
