@@ -5,7 +5,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 PKGS=(build-essential cmake ninja-build pkg-config clang
       libcpp-httplib-dev nlohmann-json3-dev libfmt-dev libcli11-dev libxxhash-dev libzstd-dev
-      libpcre2-dev libgtest-dev libgmock-dev)
+      libpcre2-dev libgtest-dev libgmock-dev libboost1.81-dev prometheus)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

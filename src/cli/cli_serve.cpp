@@ -95,6 +95,7 @@ void serve(ServeArgs a, bool ctx_given) {
   a.server.model_id = model_id_for(a);
   a.sched.prefix_cache = !a.no_prefix_cache;
   SignalWaiter signals;
+  a.server.send_stall_ms = a.sched.send_stall_timeout_ms;
   server::HttpServer http(a.server);
   int port = http.start();
   log::info("listening on http://{}:{} (loading {})", a.server.host, port, a.model);
@@ -107,12 +108,11 @@ void serve(ServeArgs a, bool ctx_given) {
     log::warn("--ctx {} is over the model's trained context {}; quality past it is not expected",
               a.sched.ctx, trained);
   }
-  a.server.max_tokens_limit = a.max_tokens_limit > 0 ? a.max_tokens_limit : a.sched.ctx;
   server::TokenizerCodec codec(eng->tokenizer());
   sched::EngineLoop loop(*eng, a.sched);
   loop.start();
   server::EngineLoopBackend backend(loop);
-  http.attach(backend, codec);
+  http.attach(backend, codec, a.max_tokens_limit);
   signals.set_serving();
   log::info("serving model '{}' ({}) at http://{}:{}  context {} tokens, vocab {}",
             a.server.model_id, a.model, a.server.host, port, a.sched.ctx, codec.n_vocab());
@@ -120,8 +120,10 @@ void serve(ServeArgs a, bool ctx_given) {
               a.server.model_id.c_str(), a.sched.ctx, loop.config().describe().c_str());
   std::fflush(stdout);
   signals.wait();
+  // Requests get the grace period; then every stream has its last event, and the transport
+  // has a short drain to write those before it closes what is left.
   loop.shutdown();
-  http.stop();
+  http.stop(std::chrono::milliseconds(600));
   log::info("stopped");
   set_exit_code(0);
 }
@@ -177,16 +179,34 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--max-body-mb", o.max_body_mb, "largest request body (413 past it)")
       ->capture_default_str();
   cmd->add_option("--max-connections", o.max_connections,
-                  "concurrent client connections (503 past it)")
+                  "open client connections; past it the one waiting longest for its request "
+                  "head is closed, or 503 when all are busy")
+      ->capture_default_str();
+  cmd->add_option("--header-timeout-s", o.header_timeout_s,
+                  "a request head must arrive within this from its first byte (408 past it)")
+      ->capture_default_str();
+  cmd->add_option("--body-timeout-s", o.body_timeout_s,
+                  "a request body must arrive within this after its head (408 past it)")
+      ->capture_default_str();
+  cmd->add_option("--idle-timeout-s", o.idle_timeout_s,
+                  "close a keep-alive connection idle this long between requests")
+      ->capture_default_str();
+  cmd->add_option("--http-threads", o.http_threads, "I/O threads serving every connection")
+      ->capture_default_str();
+  cmd->add_option("--handler-threads", o.handler_threads,
+                  "threads that parse and tokenize request bodies")
       ->capture_default_str();
   cmd->add_option("--max-tokens-limit", a->max_tokens_limit,
                   "largest max_tokens a request may ask for (default: --ctx)");
   cmd->callback([a, cmd] {
     const auto& so = a->server;
-    if (so.keepalive_s <= 0 || so.max_body_mb <= 0 || so.max_connections <= 0) {
+    if (so.keepalive_s <= 0 || so.max_body_mb <= 0 || so.max_connections <= 0 ||
+        so.header_timeout_s <= 0 || so.body_timeout_s <= 0 || so.idle_timeout_s <= 0 ||
+        so.http_threads <= 0 || so.handler_threads <= 0 || a->sched.send_stall_timeout_ms <= 0) {
       throw std::runtime_error(
-          "serve: --keepalive-s, --max-body-mb and --max-connections must "
-          "be > 0");
+          "serve: --keepalive-s, --max-body-mb, --max-connections, --header-timeout-s, "
+          "--body-timeout-s, --idle-timeout-s, --http-threads, --handler-threads and "
+          "--send-stall-timeout-ms must be > 0");
     }
     serve(*a, cmd->count("--ctx") > 0);
   });

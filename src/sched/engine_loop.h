@@ -3,6 +3,7 @@
 // engine-loop thread composes every step (see docs/ARCHITECTURE.md).
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -22,11 +23,23 @@ const char* state_name(RequestState s);
 enum class FinishReason { Stop, Length, Cancelled, Failed, Shutdown };
 const char* finish_reason_name(FinishReason r);
 
+// Decides, token by token, that generation is complete (the server's stop strings). The loop
+// calls it on its own thread, in token order, for every token it sends (EOG excluded), so the
+// request ends in the step that produced the deciding token instead of running on while a
+// cancel travels back from the client's thread. It is never called concurrently.
+class StopCondition {
+ public:
+  virtual ~StopCondition() = default;
+  // True ends the request with FinishReason::Stop right after this token's event.
+  virtual bool on_token(int32_t token) = 0;
+};
+
 struct GenerateRequest {
   std::vector<int32_t> prompt;
   int32_t max_tokens = 16;
   engine::SamplingParams sampling;
   bool ignore_eos = false;
+  std::shared_ptr<StopCondition> stop;  // optional
 };
 
 struct TokenEvent {
@@ -62,6 +75,14 @@ class RequestHandle {
   virtual bool next(Event& out, std::chrono::milliseconds timeout) = 0;
   // Idempotent; the loop drops the request at the next step boundary and frees what it held.
   virtual void cancel() = 0;
+  // `on_event` runs after every event is queued (token or final), on the pushing thread (the
+  // engine loop), so an asynchronous consumer can be woken instead of blocking in next(); it
+  // should only signal and then read with next(ev, 0ms). When events are already queued it runs
+  // once before set_listener returns. An empty function removes it. Once set_listener returns,
+  // the previous listener is neither running nor called again, so its captures may be freed;
+  // the flip side is that a listener must not call set_listener, nor wait for a lock held
+  // around a set_listener call. An exception from it is logged and dropped.
+  virtual void set_listener(std::function<void()> on_event) = 0;
   virtual RequestState state() const = 0;
 };
 

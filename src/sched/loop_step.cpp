@@ -245,11 +245,27 @@ void LoopCore::emit_token(Request& r, const float* logits, Clock::time_point now
     finish(r, FinishReason::Failed, "output channel full (client not reading)", now);
     return;
   }
+  if (stop_condition_met(r, s.id, now)) return;
   if (r.generated >= r.params.max_tokens) {
     finish(r, FinishReason::Length, "", now);
   } else if (static_cast<int32_t>(r.tokens.size()) >= config_.ctx) {
     finish(r, FinishReason::Length, "", now);
   }
+}
+
+// Asked after the token's event is queued, so the deciding token still reaches the client, and
+// before the length checks, so a stop string that completes on the last allowed token still
+// reads as a stop. The condition is server code running on this thread: an exception from it
+// fails only its own request.
+bool LoopCore::stop_condition_met(Request& r, int32_t token, Clock::time_point now) {
+  if (!r.params.stop) return false;
+  try {
+    if (!r.params.stop->on_token(token)) return false;
+    finish(r, FinishReason::Stop, "", now);
+  } catch (const std::exception& e) {
+    finish(r, FinishReason::Failed, fmt::format("stop condition failed: {}", e.what()), now);
+  }
+  return true;
 }
 
 }  // namespace baton::sched

@@ -1,15 +1,29 @@
 #include "sched/metrics.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace baton::sched {
 
-Histogram Histogram::latency_seconds() {
+namespace {
+
+Histogram with_bounds(std::vector<double> bounds) {
   Histogram h;
-  h.bounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-              1,     2.5,    5,     10,   20,    30,   60,  120};
+  h.bounds = std::move(bounds);
   h.counts.assign(h.bounds.size() + 1, 0);
   return h;
+}
+
+}  // namespace
+
+Histogram Histogram::inter_token_seconds() {
+  return with_bounds({0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.075, 0.1, 0.125, 0.15,
+                      0.175, 0.2,  0.25,  0.3,  0.4,  0.5,  0.75, 1,    2.5,   5,   10,    30});
+}
+
+Histogram Histogram::request_seconds() {
+  return with_bounds({0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,   2.5, 5,    10,  15,
+                      20,    30,    45,   60,    90,   120, 180,  300, 600, 900, 1800, 3600});
 }
 
 void Histogram::observe(double value) {

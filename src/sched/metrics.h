@@ -15,20 +15,24 @@ struct Histogram {
   std::vector<uint64_t> counts;  // per bound (not cumulative), plus one for +Inf
   double sum = 0;
   uint64_t count = 0;
-  static Histogram latency_seconds();  // 1 ms .. 120 s
+  // Inter-token gaps: fine steps where CPU decode gaps sit (tens to hundreds of ms), 5 ms .. 30 s.
+  static Histogram inter_token_seconds();
+  // Whole-request spans (TTFT, queue, end to end): 1 ms .. 1 h, so long generations and long
+  // queue waits still land in a finite bucket.
+  static Histogram request_seconds();
   void observe(double value);
 };
 
 struct Metrics {
-  Histogram time_to_first_token = Histogram::latency_seconds();
-  Histogram inter_token_latency = Histogram::latency_seconds();
-  Histogram queue_time = Histogram::latency_seconds();
-  Histogram e2e_latency = Histogram::latency_seconds();
+  Histogram time_to_first_token = Histogram::request_seconds();
+  Histogram inter_token_latency = Histogram::inter_token_seconds();
+  Histogram queue_time = Histogram::request_seconds();
+  Histogram e2e_latency = Histogram::request_seconds();
   int64_t requests_running = 0;
   int64_t requests_waiting = 0;
   double kv_usage_ratio = 0;          // blocks in use by live requests / pool size
   double max_decode_gap_seconds = 0;  // worst inter-token gap of any stream since start
-  double max_queue_wait_ms = 0;
+  double max_queue_wait_ms = 0;       // /metrics exports it in seconds, /status in ms
   uint64_t prompt_tokens_total = 0;
   uint64_t generation_tokens_total = 0;
   uint64_t prefix_cache_queries_total = 0;

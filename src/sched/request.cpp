@@ -1,5 +1,7 @@
 #include "sched/request.h"
 
+#include "util/log.h"
+
 namespace baton::sched {
 
 double ms_between(Clock::time_point a, Clock::time_point b) {
@@ -42,7 +44,10 @@ const char* finish_reason_name(FinishReason r) {
 
 bool Channel::next(Event& out, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!cv_.wait_for(lock, timeout, [&] { return !queue_.empty(); })) return false;
+  // A zero timeout is the listener-driven poll: skip the condition variable, whose timed wait
+  // would still enter the kernel with an already expired deadline.
+  const auto ready = [&] { return !queue_.empty(); };
+  if (!ready() && (timeout.count() <= 0 || !cv_.wait_for(lock, timeout, ready))) return false;
   out = std::move(queue_.front());
   queue_.pop_front();
   return true;
@@ -62,7 +67,7 @@ bool Channel::try_push_token(TokenEvent ev) {
     e.token = std::move(ev);
     queue_.push_back(std::move(e));
   }
-  cv_.notify_all();
+  notify();
   return true;
 }
 
@@ -72,7 +77,32 @@ void Channel::push_final(Event ev) {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(ev));
   }
+  notify();
+}
+
+void Channel::notify() {
   cv_.notify_all();
+  std::lock_guard<std::mutex> lock(listener_mu_);
+  if (!listener_) return;
+  // This runs on the engine loop's thread: a throwing listener must not take the loop down.
+  try {
+    listener_();
+  } catch (const std::exception& e) {
+    log::warn("req={} event listener threw: {}", id_, e.what());
+  }
+}
+
+void Channel::set_listener(std::function<void()> on_event) {
+  std::lock_guard<std::mutex> lock(listener_mu_);
+  listener_ = std::move(on_event);
+  if (!listener_) return;
+  bool pending;
+  {
+    std::lock_guard<std::mutex> queue_lock(mu_);
+    pending = !queue_.empty();
+  }
+  // Events pushed before the listener existed would otherwise never wake anybody.
+  if (pending) listener_();
 }
 
 RequestStats Request::stats(Clock::time_point now) const {

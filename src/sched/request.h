@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -30,6 +31,7 @@ class Channel : public RequestHandle {
   bool next(Event& out, std::chrono::milliseconds timeout) override;
   void cancel() override { cancel_requested_.store(true); }
   RequestState state() const override { return state_.load(); }
+  void set_listener(std::function<void()> on_event) override;
 
   // Loop side.
   bool cancel_requested() const { return cancel_requested_.load(); }
@@ -39,11 +41,17 @@ class Channel : public RequestHandle {
   void push_final(Event ev);           // always delivered, even past capacity
 
  private:
+  void notify();  // wakes next() and calls the listener; mu_ must not be held
+
   const uint64_t id_;
   const size_t capacity_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Event> queue_;
+  // Held while the listener runs (never together with mu_ held first), so that set_listener
+  // can promise the old listener has returned; next() never waits for it.
+  std::mutex listener_mu_;
+  std::function<void()> listener_;
   std::atomic<bool> cancel_requested_{false};
   std::atomic<RequestState> state_{RequestState::Queued};
 };

@@ -4,10 +4,10 @@
 #include <chrono>
 #include <ctime>
 
-#include "server/conn_server.h"
 #include "server/errors.h"
 #include "server/generation.h"
 #include "server/server_routes.h"
+#include "server/stop_condition.h"
 #include "server/stream_writer.h"
 #include "util/log.h"
 
@@ -17,14 +17,21 @@ using nlohmann::json;
 
 namespace {
 
-// How often a waiting handler looks at its client's socket: a hang-up cancels within this.
-constexpr auto kPollSlice = std::chrono::milliseconds(20);
-
 struct Job {
   bool chat = true;
   CommonRequest common;
   std::vector<int32_t> prompt;
 };
+
+RequestLimits request_limits(const ServeContext& c) {
+  RequestLimits l;
+  l.max_tokens_limit = c.opts.max_tokens_limit;
+  l.n_vocab = c.codec.n_vocab();
+  l.ctx = c.ctx;
+  l.max_array_items = static_cast<size_t>(c.ctx);
+  l.max_prompt_bytes = static_cast<size_t>(c.ctx) * c.codec.max_token_bytes();
+  return l;
+}
 
 void check_model(const ServeContext& c, const std::string& model) {
   if (!model.empty() && model != c.opts.model_id) {
@@ -69,6 +76,7 @@ std::shared_ptr<sched::RequestHandle> submit(const ServeContext& c, const Job& j
   g.max_tokens = max_tokens;
   g.sampling = job.common.sampling;
   g.ignore_eos = job.common.ignore_eos;
+  g.stop = make_stop_condition(c.codec, job.common.stop, job.prompt);
   try {
     return c.backend.submit(std::move(g));
   } catch (const sched::SubmitError& e) {
@@ -88,46 +96,7 @@ std::shared_ptr<sched::RequestHandle> submit(const ServeContext& c, const Job& j
   }
 }
 
-[[noreturn]] void throw_generation_error(const Generation& gen) {
-  ApiError err(gen.error_status(), gen.error());
-  if (gen.error_status() == 503) err.retry_after_s = 1;
-  throw err;
-}
-
-// Collects the whole answer; polls the client socket so a client that hangs up cancels.
-void respond_blocking(const Job& job, Generation& gen, const ResponseMeta& meta,
-                      httplib::Response& res) {
-  std::string text;
-  std::vector<TokenLogprob> lps;
-  int fd = current_socket();
-  auto last_check = std::chrono::steady_clock::now();
-  for (;;) {
-    GenerationDelta d;
-    auto p = gen.poll(kPollSlice, d);
-    text += d.text;
-    lps.insert(lps.end(), d.logprobs.begin(), d.logprobs.end());
-    if (p == Generation::Poll::Done) break;
-    auto now = std::chrono::steady_clock::now();
-    if (now - last_check >= kPollSlice) {
-      last_check = now;
-      if (peer_closed(fd)) {
-        log::info("req={} cancelled: client closed the connection", gen.request_id());
-        gen.cancel();
-        res.status = 499;  // nginx's "client closed request"; nobody reads it
-        return;
-      }
-    }
-  }
-  if (gen.failed()) throw_generation_error(gen);
-  bool want_lp = job.common.sampling.logprobs;
-  json body = job.chat ? chat_response_json(meta, text, gen.finish_reason(), gen.usage(),
-                                            want_lp ? chat_logprobs_json(lps) : json())
-                       : text_response_json(meta, text, gen.finish_reason(), gen.usage(),
-                                            want_lp ? completion_logprobs_json(lps, 0) : json());
-  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
-}
-
-void run_job(const ServeContext& c, Job job, httplib::Response& res) {
+void run_job(const ServeContext& c, Job job, HttpResponse& res) {
   check_model(c, job.common.model);
   int32_t max_tokens = resolve_max_tokens(c, job);
   auto handle = submit(c, job, max_tokens);
@@ -137,30 +106,25 @@ void run_job(const ServeContext& c, Job job, httplib::Response& res) {
                     static_cast<int64_t>(std::time(nullptr)), c.opts.model_id};
   log::debug("req={} {} prompt={} max_tokens={} stream={}", handle->id(),
              job.chat ? "chat" : "completion", job.prompt.size(), max_tokens, job.common.stream);
-  if (job.common.stream) {
-    StreamJob sj{job.chat, job.common.include_usage, job.common.sampling.logprobs, meta,
-                 c.opts.keepalive_s};
-    start_stream(res, std::move(gen), std::move(sj));
-    return;
-  }
-  respond_blocking(job, *gen, meta, res);
+  StreamJob sj{job.chat, job.common.include_usage, job.common.sampling.logprobs, meta};
+  res.async = job.common.stream ? make_sse_body(handle, std::move(gen), std::move(sj))
+                                : make_json_body(handle, std::move(gen), std::move(sj));
 }
 
 }  // namespace
 
-void handle_chat(const ServeContext& c, const httplib::Request& req, httplib::Response& res) {
-  RequestLimits limits{c.opts.max_tokens_limit, c.codec.n_vocab()};
+void handle_chat(const ServeContext& c, const HttpRequest& req, HttpResponse& res) {
+  RequestLimits limits = request_limits(c);
   ChatRequest chat = parse_chat_request(req.body, limits);
   Job job;
   job.chat = true;
   job.common = std::move(chat.common);
-  std::string text = render_chat(chat.messages, c.style);
-  job.prompt = c.codec.encode(text, c.codec.default_add_bos(), c.style == ChatStyle::ChatML);
+  job.prompt = encode_chat(chat.messages, c.style, c.codec);
   run_job(c, std::move(job), res);
 }
 
-void handle_completion(const ServeContext& c, const httplib::Request& req, httplib::Response& res) {
-  RequestLimits limits{c.opts.max_tokens_limit, c.codec.n_vocab()};
+void handle_completion(const ServeContext& c, const HttpRequest& req, HttpResponse& res) {
+  RequestLimits limits = request_limits(c);
   CompletionRequest cr = parse_completion_request(req.body, limits);
   Job job;
   job.chat = false;

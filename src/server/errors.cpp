@@ -33,7 +33,9 @@ std::string error_body(const ApiError& e) {
   nlohmann::json err = {{"message", e.what()}, {"type", e.type}};
   err["param"] = e.param.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.param);
   err["code"] = e.code.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.code);
-  return nlohmann::json{{"error", err}}.dump();
+  // Messages may quote client bytes (a path, a header); invalid UTF-8 becomes U+FFFD instead of
+  // throwing.
+  return nlohmann::json{{"error", err}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace baton::server

@@ -34,13 +34,19 @@ Generation::Poll Generation::poll(std::chrono::milliseconds timeout, GenerationD
   if (!handle_->next(ev, timeout)) return Poll::Idle;
   if (ev.kind == sched::Event::Kind::Token) {
     on_token(ev.token, out);
-    return done_ ? Poll::Done : Poll::Progress;
+    return Poll::Progress;
   }
   on_finished(ev, out);
   return Poll::Done;
 }
 
 void Generation::on_token(const sched::TokenEvent& t, GenerationDelta& out) {
+  if (stop_.matched()) {
+    // A token after the stop string: this request was submitted without its stop condition,
+    // so the loop does not know it is over. Cancel it and keep reading for its Finished event.
+    cancel();
+    return;
+  }
   ++tokens_;
   if (want_logprobs_) {
     TokenLogprob lp{codec_.piece(t.token), t.logprob, {}};
@@ -48,25 +54,6 @@ void Generation::on_token(const sched::TokenEvent& t, GenerationDelta& out) {
     out.logprobs.push_back(std::move(lp));
   }
   out.text += stop_.push(stream_->push(t.token));
-  if (stop_.matched()) finish_after_stop_match();
-}
-
-// The stop string ended the answer: the engine must stop too. Its Finished event still carries
-// the prefix-cache figures for usage, so wait for it briefly (the loop drops a cancelled request
-// at its next step boundary).
-void Generation::finish_after_stop_match() {
-  handle_->cancel();
-  done_ = true;
-  finish_reason_ = "stop";
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-  sched::Event ev;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (!handle_->next(ev, std::chrono::milliseconds(50))) continue;
-    if (ev.kind == sched::Event::Kind::Finished) {
-      cached_tokens_ = ev.stats.cached_tokens;
-      return;
-    }
-  }
 }
 
 void Generation::on_finished(const sched::Event& ev, GenerationDelta& out) {

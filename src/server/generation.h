@@ -1,8 +1,10 @@
 #pragma once
 // Reads one request's events from the scheduler and turns them into client text: incremental
-// detokenization, stop strings (held back until decided; a match cancels the request), logprobs,
-// the finish reason and usage. Used by both streaming and non-streaming handlers; it never
-// touches HTTP.
+// detokenization, stop strings (held back until decided), logprobs, the finish reason and usage.
+// The request's StopStringCondition (stop_condition.h) ends it in the engine loop on the token
+// that completes a stop string; this class applies the same match to the text and then only
+// waits for that Finished event. Used by both streaming and non-streaming handlers; it never
+// touches HTTP, and never blocks longer than the timeout given to poll().
 #include <chrono>
 #include <memory>
 #include <string>
@@ -48,7 +50,6 @@ class Generation {
  private:
   void on_token(const sched::TokenEvent& t, GenerationDelta& out);
   void on_finished(const sched::Event& ev, GenerationDelta& out);
-  void finish_after_stop_match();
 
   std::shared_ptr<sched::RequestHandle> handle_;
   const TextCodec& codec_;

@@ -6,213 +6,207 @@
 #include <map>
 #include <stdexcept>
 
-#include "server/conn_server.h"
 #include "server/errors.h"
+#include "server/http_transport.h"
 #include "server/server_routes.h"
 #include "util/log.h"
 
 namespace baton::server {
 
+namespace http = boost::beast::http;
+
 namespace {
 
-using RouteFn = void (*)(const ServeContext&, const httplib::Request&, httplib::Response&);
+using RouteFn = void (*)(const ServeContext&, const HttpRequest&, HttpResponse&);
 
-// Every path the server answers and its method; anything else is 404, a known path with the
-// wrong method 405.
-const std::map<std::string, std::string>& route_methods() {
-  static const std::map<std::string, std::string> routes = {{"/health", "GET"},
-                                                            {"/v1/health", "GET"},
-                                                            {"/v1/models", "GET"},
-                                                            {"/models", "GET"},
-                                                            {"/metrics", "GET"},
-                                                            {"/status", "GET"},
-                                                            {"/v1/chat/completions", "POST"},
-                                                            {"/chat/completions", "POST"},
-                                                            {"/v1/completions", "POST"},
-                                                            {"/completions", "POST"},
-                                                            {"/tokenize", "POST"},
-                                                            {"/detokenize", "POST"}};
-  return routes;
+struct Route {
+  const char* method;
+  RouteFn fn;
+  bool heavy;  // parses a body or tokenizes: runs on the handler threads
+};
+
+// Every exact path the server answers; GET /v1/models/{id} is matched by prefix.
+const std::map<std::string, Route, std::less<>>& routes() {
+  static const std::map<std::string, Route, std::less<>> r = {
+      {"/v1/models", {"GET", handle_models, false}},
+      {"/models", {"GET", handle_models, false}},
+      {"/metrics", {"GET", handle_metrics, false}},
+      {"/status", {"GET", handle_status, false}},
+      {"/v1/chat/completions", {"POST", handle_chat, true}},
+      {"/chat/completions", {"POST", handle_chat, true}},
+      {"/v1/completions", {"POST", handle_completion, true}},
+      {"/completions", {"POST", handle_completion, true}},
+      {"/tokenize", {"POST", handle_tokenize, true}},
+      {"/detokenize", {"POST", handle_detokenize, true}}};
+  return r;
 }
 
-bool key_matches(const httplib::Request& req, const std::string& key) {
-  std::string auth = req.get_header_value("Authorization");
-  const std::string bearer = "Bearer ";
-  if (auth.size() > bearer.size() && auth.compare(0, bearer.size(), bearer) == 0 &&
-      auth.substr(bearer.size()) == key) {
-    return true;
+std::optional<Route> find_route(std::string_view path) {
+  auto it = routes().find(path);
+  if (it != routes().end()) return it->second;
+  for (std::string_view prefix : {"/v1/models/", "/models/"}) {
+    if (path.size() > prefix.size() && path.substr(0, prefix.size()) == prefix) {
+      return Route{"GET", handle_model, false};
+    }
   }
-  return req.has_header("x-api-key") && req.get_header_value("x-api-key") == key;
+  return std::nullopt;
+}
+
+HttpResponse response_for(const ApiError& e) {
+  HttpResponse res;
+  send_error(res, e);
+  return res;
+}
+
+ApiError loading_error() {
+  ApiError e(503, "the model is still loading; retry shortly", "", "", "loading");
+  e.retry_after_s = 1;
+  return e;
 }
 
 }  // namespace
 
-class HttpServer::Impl {
+class HttpServer::Impl : public HttpApp {
  public:
-  explicit Impl(ServerOptions o) : opts(std::move(o)), svr(opts.max_connections) {}
+  explicit Impl(ServerOptions o) : opts(std::move(o)), transport(transport_options(), *this) {}
 
   ServerOptions opts;
-  ConnServer svr;
-  std::thread listener;
+  HttpTransport transport;
   std::unique_ptr<ServeContext> ctx_owner;
   std::atomic<const ServeContext*> ctx{nullptr};
   mutable std::mutex mu;
   std::map<int, uint64_t> responses;
 
-  void setup();
-  httplib::Server::Handler wrap(RouteFn fn);
-  void health(const httplib::Request& req, httplib::Response& res);
-  void fill_error(const httplib::Request& req, httplib::Response& res);
+  TransportOptions transport_options() const;
+  Dispatch dispatch(const RequestHead& head) override;
+  void on_response(int status) override {
+    std::lock_guard<std::mutex> lock(mu);
+    ++responses[status];
+  }
+  HttpResponse error_response(const ApiError& e) override { return response_for(e); }
+  Dispatch health() const;
+  Dispatch wrap(Route r) const;
   ServerCounters counters() const {
     ServerCounters c;
     {
       std::lock_guard<std::mutex> lock(mu);
       c.http_responses = responses;
     }
-    c.open_connections = svr.open_connections();
-    c.rejected_connections = svr.rejected_connections();
+    auto t = transport.counters();
+    c.open_connections = t.open;
+    c.rejected_connections = t.rejected;
+    c.evicted_connections = t.evicted;
+    c.timed_out_connections = t.timed_out;
     return c;
   }
 };
 
-httplib::Server::Handler HttpServer::Impl::wrap(RouteFn fn) {
-  return [this, fn](const httplib::Request& req, httplib::Response& res) {
+TransportOptions HttpServer::Impl::transport_options() const {
+  using std::chrono::milliseconds;
+  auto ms = [](double s) { return milliseconds(static_cast<int64_t>(s * 1000)); };
+  TransportOptions t;
+  t.limits.max_body_bytes = static_cast<uint64_t>(opts.max_body_mb) << 20;
+  t.idle_timeout = ms(opts.idle_timeout_s);
+  t.header_timeout = ms(opts.header_timeout_s);
+  t.body_timeout = ms(opts.body_timeout_s);
+  t.send_timeout = milliseconds(opts.send_stall_ms);
+  t.keepalive = ms(opts.keepalive_s);
+  t.max_connections = opts.max_connections;
+  t.io_threads = opts.http_threads;
+  t.worker_threads = opts.handler_threads;
+  return t;
+}
+
+Dispatch HttpServer::Impl::health() const {
+  Dispatch d;
+  d.handle = [this](const HttpRequest&) {
+    if (!ctx.load()) return response_for(loading_error());
+    HttpResponse res;
+    res.body = R"({"status":"ok"})";
+    return res;
+  };
+  return d;
+}
+
+Dispatch HttpServer::Impl::wrap(Route r) const {
+  Dispatch d;
+  d.heavy = r.heavy;
+  d.handle = [this, fn = r.fn](const HttpRequest& req) {
+    HttpResponse res;
     try {
-      if (!opts.api_key.empty() && !key_matches(req, opts.api_key)) {
-        throw ApiError(401,
-                       "missing or wrong API key: send 'Authorization: Bearer <key>' "
-                       "(the key given by --api-key or BATON_API_KEY)",
-                       "", "", "invalid_api_key");
-      }
       const ServeContext* c = ctx.load();
-      if (!c) {
-        ApiError e(503, "the model is still loading; retry shortly", "", "", "loading");
-        e.retry_after_s = 1;
-        throw e;
-      }
+      if (!c) throw loading_error();
       fn(*c, req, res);
     } catch (const ApiError& e) {
-      send_error(res, e);
+      return response_for(e);
     } catch (const std::exception& e) {
       log::error("{} {}: internal error: {}", req.method, req.path, e.what());
-      send_error(res, ApiError(500, std::string("internal error: ") + e.what()));
+      return response_for(ApiError(500, std::string("internal error: ") + e.what()));
     }
+    return res;
   };
+  return d;
 }
 
-void HttpServer::Impl::health(const httplib::Request&, httplib::Response& res) {
-  if (ctx.load()) {
-    res.set_content(R"({"status":"ok"})", "application/json");
-    return;
+Dispatch HttpServer::Impl::dispatch(const RequestHead& head) {
+  std::string_view path = target_path(head.target());
+  std::string_view method = head.method_string();
+  Dispatch d;
+  bool is_health = path == "/health" || path == "/v1/health";
+  if (is_health && method == "GET") return health();
+  auto route = is_health ? std::optional<Route>(Route{"GET", nullptr, false}) : find_route(path);
+  if (!route) {
+    d.early = response_for(ApiError(404,
+                                    fmt::format("no route {} {}; see /v1/models, "
+                                                "/v1/chat/completions, /v1/completions",
+                                                method, path),
+                                    "", "", "not_found"));
+    return d;
   }
-  ApiError e(503, "the model is still loading", "", "", "loading");
-  e.retry_after_s = 1;
-  send_error(res, e);
-}
-
-// Gives httplib's own error responses (404, 413, 414, 400 from the parser, ...) an OpenAI body,
-// and turns "no route" into 405 when the path exists under another method.
-void HttpServer::Impl::fill_error(const httplib::Request& req, httplib::Response& res) {
-  if (!res.body.empty()) return;
-  if (res.status == 404) {
-    auto it = route_methods().find(req.path);
-    if (it != route_methods().end() && it->second != req.method) {
-      res.set_header("Allow", it->second);
-      send_error(res, ApiError(405,
-                               fmt::format("{} does not accept {}; use {}", req.path, req.method,
-                                           it->second),
-                               "", "invalid_request_error", "method_not_allowed"));
-      return;
-    }
-    send_error(res, ApiError(404,
-                             fmt::format("no route {} {}; see /v1/models, "
-                                         "/v1/chat/completions, /v1/completions",
-                                         req.method, req.path),
-                             "", "", "not_found"));
-    return;
+  if (method != route->method) {
+    auto e = ApiError(
+        405, fmt::format("{} does not accept {}; use {}", path, method, route->method), "",
+        "invalid_request_error", "method_not_allowed");
+    d.early = response_for(e);
+    d.early->set_header("Allow", route->method);
+    return d;
   }
-  if (res.status == 413) {
-    send_error(
-        res,
-        ApiError(413, fmt::format("request body is over {} MB (--max-body-mb)", opts.max_body_mb),
-                 "", "", "body_too_large"));
-    return;
+  if (!opts.api_key.empty() && !api_key_matches(head, opts.api_key)) {
+    d.early = response_for(ApiError(401,
+                                    "missing or wrong API key: send 'Authorization: Bearer <key>' "
+                                    "(the key given by --api-key or BATON_API_KEY)",
+                                    "", "", "invalid_api_key"));
+    return d;
   }
-  send_error(res, ApiError(res.status, fmt::format("HTTP error {}", res.status)));
+  if (!ctx.load()) {
+    d.early = response_for(loading_error());
+    return d;
+  }
+  return wrap(*route);
 }
 
-void HttpServer::Impl::setup() {
-  svr.set_payload_max_length(static_cast<size_t>(opts.max_body_mb) << 20);
-  svr.set_read_timeout(opts.read_timeout_s);
-  svr.set_write_timeout(opts.write_timeout_s);
-  svr.set_keep_alive_timeout(5);
-  svr.set_keep_alive_max_count(1000);
-  svr.set_tcp_nodelay(true);
-  svr.Get("/health", [this](const auto& req, auto& res) { health(req, res); });
-  svr.Get("/v1/health", [this](const auto& req, auto& res) { health(req, res); });
-  svr.Get("/v1/models", wrap(handle_models));
-  svr.Get("/models", wrap(handle_models));
-  svr.Get("/metrics", wrap(handle_metrics));
-  svr.Get("/status", wrap(handle_status));
-  svr.Post("/v1/chat/completions", wrap(handle_chat));
-  svr.Post("/chat/completions", wrap(handle_chat));
-  svr.Post("/v1/completions", wrap(handle_completion));
-  svr.Post("/completions", wrap(handle_completion));
-  svr.Post("/tokenize", wrap(handle_tokenize));
-  svr.Post("/detokenize", wrap(handle_detokenize));
-  svr.set_error_handler(
-      [this](const httplib::Request& req, httplib::Response& res) { fill_error(req, res); });
-  svr.set_exception_handler(
-      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "unknown";
-        try {
-          std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        log::error("{} {}: internal error: {}", req.method, req.path, what);
-        send_error(res, ApiError(500, "internal error: " + what));
-      });
-  // Counted before the response is written (httplib calls the logger only after it is sent), so
-  // a client that has read a response sees it in /metrics.
-  svr.set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
-    std::lock_guard<std::mutex> lock(mu);
-    ++responses[res.status];
-  });
-  svr.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-    log::debug("{} {} -> {}", req.method, req.path, res.status);
-  });
+void send_error(HttpResponse& res, const ApiError& e) {
+  res.status = e.status;
+  res.content_type = "application/json";
+  if (e.retry_after_s > 0) res.set_header("Retry-After", std::to_string(e.retry_after_s));
+  res.body = error_body(e);
+  res.async.reset();
 }
 
-HttpServer::HttpServer(ServerOptions opts) : impl_(std::make_unique<Impl>(std::move(opts))) {
-  impl_->setup();
-}
+HttpServer::HttpServer(ServerOptions opts) : impl_(std::make_unique<Impl>(std::move(opts))) {}
 
 HttpServer::~HttpServer() {
-  stop();
+  stop(std::chrono::milliseconds(0));
 }
 
 int HttpServer::start() {
-  auto& o = impl_->opts;
-  int port = o.port;
-  if (port == 0) {
-    port = impl_->svr.bind_to_any_port(o.host);
-  } else if (!impl_->svr.bind_to_port(o.host, port)) {
-    port = -1;
-  }
-  if (port <= 0) {
-    throw std::runtime_error(
-        fmt::format("cannot listen on {}:{} (address in use or not "
-                    "available); pick another --port or --host",
-                    o.host, o.port));
-  }
-  port_ = port;
-  impl_->listener = std::thread([this] { impl_->svr.listen_after_bind(); });
-  return port;
+  port_ = impl_->transport.start(impl_->opts.host, impl_->opts.port);
+  return port_;
 }
 
-void HttpServer::attach(Backend& backend, const TextCodec& codec) {
+void HttpServer::attach(Backend& backend, const TextCodec& codec, int32_t max_tokens_limit) {
+  // Handlers read the options only once the context below is published.
+  impl_->opts.max_tokens_limit = max_tokens_limit > 0 ? max_tokens_limit : backend.config().ctx;
   ChatStyle style = codec.has_token("<|im_start|>") ? ChatStyle::ChatML : ChatStyle::Plain;
   auto c = std::make_unique<ServeContext>(
       ServeContext{impl_->opts, backend, codec, style, backend.config().ctx,
@@ -221,10 +215,9 @@ void HttpServer::attach(Backend& backend, const TextCodec& codec) {
   impl_->ctx.store(impl_->ctx_owner.get());
 }
 
-void HttpServer::stop() {
+void HttpServer::stop(std::chrono::milliseconds drain) {
   if (!impl_) return;
-  impl_->svr.stop();
-  if (impl_->listener.joinable()) impl_->listener.join();
+  impl_->transport.stop(drain);
 }
 
 ServerCounters HttpServer::counters() const {

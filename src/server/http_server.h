@@ -1,18 +1,18 @@
 #pragma once
 // The OpenAI-compatible HTTP front end. Handlers never run the model: they parse and validate,
-// tokenize, submit to the scheduler (Backend), then read the request's events and write them out
-// (JSON or SSE). The server listens before the model is loaded (GET /health answers 503 until
-// attach()).
+// tokenize, submit to the scheduler (Backend), and hand the transport an AsyncBody that turns
+// the request's events into JSON or SSE. The server listens before the model is loaded (GET
+// /health answers 503 until attach()).
 //
 // Auth: with an API key set, every route except GET /health needs "Authorization: Bearer KEY"
-// (or "x-api-key: KEY"); /metrics and /status are protected too because they expose request
-// details.
+// (or "x-api-key: KEY"), checked from the head before any body byte is read; /metrics and
+// /status are protected too because they expose request details.
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "server/backend.h"
 #include "server/metrics_text.h"
@@ -22,15 +22,21 @@ namespace baton::server {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;           // 0: any free port (tests)
-  std::string api_key;       // empty: no auth
-  std::string model_id;      // what /v1/models lists and requests may name
-  double keepalive_s = 5;    // SSE ": keepalive" comment period while nothing else is sent
-  int64_t max_body_mb = 8;   // larger bodies get 413
-  int max_connections = 64;  // concurrent connections; more get 503
-  int32_t max_tokens_limit = 4096;
-  int read_timeout_s = 30;  // a client that stalls sending its request is dropped
-  int write_timeout_s = 30;
+  int port = 8080;          // 0: any free port (tests)
+  std::string api_key;      // empty: no auth
+  std::string model_id;     // what /v1/models lists and requests may name
+  double keepalive_s = 5;   // SSE ": keepalive" comment period while nothing else is sent
+  int64_t max_body_mb = 8;  // larger bodies get 413
+  // Open connections. Past it, the connection that has waited longest for (or in) its request
+  // head is closed to make room; when every one is busy with a request, 503.
+  int max_connections = 1024;
+  int32_t max_tokens_limit = 0;  // set by attach()
+  double header_timeout_s = 10;  // a request head must arrive within this from its first byte
+  double body_timeout_s = 30;    // and its body within this after the head
+  double idle_timeout_s = 5;     // keep-alive connections wait this long for a next request
+  int64_t send_stall_ms = 30000;  // a write that makes no progress for this long drops the client
+  int http_threads = 2;           // I/O threads (all connections are asynchronous)
+  int handler_threads = 2;        // threads that parse and tokenize request bodies
 };
 
 struct ServeContext;  // what handlers see once the model is attached (server_routes.h)
@@ -42,13 +48,16 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Binds and serves on a background thread; returns the port. Throws std::runtime_error when
+  // Binds and serves on background threads; returns the port. Throws std::runtime_error when
   // the address cannot be bound.
   int start();
   // Starts serving the model. Backend and codec must outlive the server (or stop()).
-  void attach(Backend& backend, const TextCodec& codec);
-  // Stops listening and joins the listener; streams still open are cut. Idempotent.
-  void stop();
+  // `max_tokens_limit` 0: the backend's context.
+  void attach(Backend& backend, const TextCodec& codec, int32_t max_tokens_limit = 0);
+  // Stops listening, lets responses in progress finish for up to `drain` (their requests should
+  // already be finished or cancelled, as after EngineLoop::shutdown), then closes everything.
+  // Idempotent.
+  void stop(std::chrono::milliseconds drain = std::chrono::milliseconds(1000));
   int port() const { return port_; }
   ServerCounters counters() const;
 

@@ -3,6 +3,7 @@
 
 #include "server/errors.h"
 #include "server/json_fields.h"
+#include "server/request_head.h"
 #include "server/server_routes.h"
 #include "server/status_json.h"
 
@@ -12,28 +13,39 @@ using nlohmann::json;
 
 namespace {
 
-void send_json(httplib::Response& res, const json& j) {
-  res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+void send_json(HttpResponse& res, const json& j) {
+  res.content_type = "application/json";
+  res.body = j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+json model_json(const ServeContext& c) {
+  return {{"id", c.opts.model_id},
+          {"object", "model"},
+          {"created", c.created},
+          {"owned_by", "baton"},
+          {"meta", {{"n_ctx", c.ctx}, {"n_vocab", c.codec.n_vocab()}}}};
 }
 
 }  // namespace
 
-void send_error(httplib::Response& res, const ApiError& e) {
-  res.status = e.status;
-  if (e.retry_after_s > 0) res.set_header("Retry-After", std::to_string(e.retry_after_s));
-  res.set_content(error_body(e), "application/json");
+void handle_models(const ServeContext& c, const HttpRequest&, HttpResponse& res) {
+  send_json(res, {{"object", "list"}, {"data", json::array({model_json(c)})}});
 }
 
-void handle_models(const ServeContext& c, const httplib::Request&, httplib::Response& res) {
-  json model = {{"id", c.opts.model_id},
-                {"object", "model"},
-                {"created", c.created},
-                {"owned_by", "baton"},
-                {"meta", {{"n_ctx", c.ctx}, {"n_vocab", c.codec.n_vocab()}}}};
-  send_json(res, {{"object", "list"}, {"data", json::array({model})}});
+void handle_model(const ServeContext& c, const HttpRequest& req, HttpResponse& res) {
+  std::string_view path = req.path;
+  auto id = percent_decode(path.substr(path.find("/models/") + 8));
+  if (!id || *id != c.opts.model_id) {
+    throw ApiError(404,
+                   fmt::format("model '{}' is not served here; this server serves '{}'",
+                               id ? *id : std::string(path.substr(path.find("/models/") + 8)),
+                               c.opts.model_id),
+                   "model", "invalid_request_error", "model_not_found");
+  }
+  send_json(res, model_json(c));
 }
 
-void handle_tokenize(const ServeContext& c, const httplib::Request& req, httplib::Response& res) {
+void handle_tokenize(const ServeContext& c, const HttpRequest& req, HttpResponse& res) {
   json body = parse_json_object(req.body);
   auto content = fields::string(body, "content");
   if (!content) throw bad_request("'content' (a string) is required", "content");
@@ -52,7 +64,7 @@ void handle_tokenize(const ServeContext& c, const httplib::Request& req, httplib
   send_json(res, {{"tokens", tokens}});
 }
 
-void handle_detokenize(const ServeContext& c, const httplib::Request& req, httplib::Response& res) {
+void handle_detokenize(const ServeContext& c, const HttpRequest& req, HttpResponse& res) {
   json body = parse_json_object(req.body);
   auto it = body.find("tokens");
   if (it == body.end() || !it->is_array()) {
@@ -72,12 +84,12 @@ void handle_detokenize(const ServeContext& c, const httplib::Request& req, httpl
   send_json(res, {{"content", c.codec.decode(ids)}});
 }
 
-void handle_metrics(const ServeContext& c, const httplib::Request&, httplib::Response& res) {
-  res.set_content(render_metrics(c.backend.metrics(), c.counters()),
-                  "text/plain; version=0.0.4; charset=utf-8");
+void handle_metrics(const ServeContext& c, const HttpRequest&, HttpResponse& res) {
+  res.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  res.body = render_metrics(c.backend.metrics(), c.counters());
 }
 
-void handle_status(const ServeContext& c, const httplib::Request&, httplib::Response& res) {
+void handle_status(const ServeContext& c, const HttpRequest&, HttpResponse& res) {
   send_json(res, status_json(c.backend.status(), c.opts.model_id));
 }
 

@@ -164,18 +164,92 @@ std::vector<ChatMessage> parse_messages(const json& obj) {
 
 }  // namespace
 
-json parse_json_object(const std::string& body) {
+namespace {
+
+// Counts the entries of every open array while nlohmann parses, and stops the parse at the
+// first array past the limit, naming the key that holds it.
+class ArrayBound {
+ public:
+  ArrayBound(size_t max_items, int32_t ctx) : max_(max_items), ctx_(ctx) {}
+
+  bool operator()(int, json::parse_event_t ev, json& parsed) {
+    using E = json::parse_event_t;
+    switch (ev) {
+      case E::key:
+        if (parsed.is_string()) last_key_ = parsed.get<std::string>();
+        return true;
+      case E::array_start:
+        count_element();
+        stack_.push_back({true, 0, last_key_});
+        return true;
+      case E::object_start:
+        count_element();
+        stack_.push_back({false, 0, {}});
+        return true;
+      case E::array_end:
+      case E::object_end:
+        if (!stack_.empty()) stack_.pop_back();
+        return true;
+      case E::value:
+        count_element();
+        return true;
+    }
+    return true;
+  }
+
+ private:
+  struct Level {
+    bool array;
+    size_t items;
+    std::string key;
+  };
+  void count_element() {
+    if (stack_.empty() || !stack_.back().array) return;
+    if (++stack_.back().items <= max_) return;
+    const std::string& key = stack_.back().key;
+    throw ApiError(400,
+                   fmt::format("'{}' has more than {} entries; the context (--ctx) holds {} "
+                               "tokens",
+                               key.substr(0, 64), max_, ctx_),
+                   key.substr(0, 64), "invalid_request_error", "context_length_exceeded");
+  }
+
+  size_t max_;
+  int32_t ctx_;
+  std::string last_key_;
+  std::vector<Level> stack_;
+};
+
+}  // namespace
+
+json parse_json_object(const std::string& body, size_t max_array_items, int32_t ctx) {
   if (!nesting_within(body, kMaxJsonDepth)) {
     throw bad_request(fmt::format("request body nests deeper than {} levels", kMaxJsonDepth));
   }
-  json j = json::parse(body, nullptr, false);
+  json j;
+  if (max_array_items > 0) {
+    ArrayBound bound(max_array_items, ctx);
+    j = json::parse(body, std::ref(bound), false);
+  } else {
+    j = json::parse(body, nullptr, false);
+  }
   if (j.is_discarded()) throw bad_request("request body is not valid JSON");
   if (!j.is_object()) throw bad_request("request body must be a JSON object");
   return j;
 }
 
+// Text longer than this cannot fit the context in tokens, so it is refused before tokenising.
+static void check_prompt_bytes(size_t bytes, const RequestLimits& limits, const char* param) {
+  if (limits.max_prompt_bytes == 0 || bytes <= limits.max_prompt_bytes) return;
+  throw ApiError(400,
+                 fmt::format("the prompt text is {} bytes, more than the context (--ctx) of {} "
+                             "tokens can hold",
+                             bytes, limits.ctx),
+                 param, "invalid_request_error", "context_length_exceeded");
+}
+
 ChatRequest parse_chat_request(const std::string& body, const RequestLimits& limits) {
-  json obj = parse_json_object(body);
+  json obj = parse_json_object(body, limits.max_array_items, limits.ctx);
   ChatRequest out;
   parse_common(obj, limits, out.common);
   if (auto it = obj.find("tools");
@@ -196,6 +270,9 @@ ChatRequest parse_chat_request(const std::string& body, const RequestLimits& lim
   out.common.sampling.logprobs = logprobs;
   out.common.sampling.top_logprobs = static_cast<int32_t>(top.value_or(0));
   out.messages = parse_messages(obj);
+  size_t bytes = 0;
+  for (const auto& m : out.messages) bytes += m.content.size();
+  check_prompt_bytes(bytes, limits, "messages");
   return out;
 }
 
@@ -207,6 +284,7 @@ static void parse_prompt(const json& obj, const RequestLimits& limits, Completio
     p = &(*p)[0];  // a batch of one prompt
   }
   if (p->is_string()) {
+    check_prompt_bytes(p->get_ref<const std::string&>().size(), limits, "prompt");
     out.prompt_text = p->get<std::string>();
     return;
   }
@@ -233,7 +311,7 @@ static void parse_prompt(const json& obj, const RequestLimits& limits, Completio
 }
 
 CompletionRequest parse_completion_request(const std::string& body, const RequestLimits& limits) {
-  json obj = parse_json_object(body);
+  json obj = parse_json_object(body, limits.max_array_items, limits.ctx);
   CompletionRequest out;
   parse_common(obj, limits, out.common);
   parse_prompt(obj, limits, out);

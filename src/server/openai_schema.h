@@ -14,6 +14,13 @@ namespace baton::server {
 struct RequestLimits {
   int32_t max_tokens_limit = 4096;  // --max-tokens-limit: the largest max_tokens accepted
   int32_t n_vocab = 0;              // token ids in prompts must be below this (0 = unchecked)
+  // Bounds that reject a prompt that cannot fit the context before it is materialised or
+  // tokenised (0 = unchecked): no JSON array may hold more than `max_array_items` entries (a
+  // token-id prompt longer than --ctx), and prompt text (all message contents together) may
+  // not exceed `max_prompt_bytes` (--ctx × the most bytes one token covers).
+  size_t max_array_items = 0;
+  size_t max_prompt_bytes = 0;
+  int32_t ctx = 0;  // for the messages
 };
 
 // Fields shared by chat and text completions.
@@ -49,7 +56,10 @@ struct CompletionRequest {
 ChatRequest parse_chat_request(const std::string& body, const RequestLimits& limits);
 CompletionRequest parse_completion_request(const std::string& body, const RequestLimits& limits);
 // Parse the body as a JSON object (400 when it is not one).
-nlohmann::json parse_json_object(const std::string& body);
+// `max_array_items` > 0: a longer array anywhere is refused while parsing (400
+// context_length_exceeded), so an 8 MB array of token ids never becomes 8 MB of JSON values.
+nlohmann::json parse_json_object(const std::string& body, size_t max_array_items = 0,
+                                 int32_t ctx = 0);
 
 // One generated token's log-probabilities, already turned into text.
 struct TokenLogprob {

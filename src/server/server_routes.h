@@ -1,8 +1,6 @@
 #pragma once
 // Route handlers, called by HttpServer once the model is attached. They throw ApiError for
 // every client-visible failure; HttpServer turns it into the response.
-#include <httplib.h>
-
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -10,6 +8,7 @@
 #include "server/backend.h"
 #include "server/chat_format.h"
 #include "server/http_server.h"
+#include "server/http_types.h"
 #include "server/text_codec.h"
 
 namespace baton::server {
@@ -24,15 +23,17 @@ struct ServeContext {
   std::function<ServerCounters()> counters;
 };
 
-void handle_chat(const ServeContext& c, const httplib::Request& req, httplib::Response& res);
-void handle_completion(const ServeContext& c, const httplib::Request& req, httplib::Response& res);
-void handle_models(const ServeContext& c, const httplib::Request& req, httplib::Response& res);
-void handle_tokenize(const ServeContext& c, const httplib::Request& req, httplib::Response& res);
-void handle_detokenize(const ServeContext& c, const httplib::Request& req, httplib::Response& res);
-void handle_metrics(const ServeContext& c, const httplib::Request& req, httplib::Response& res);
-void handle_status(const ServeContext& c, const httplib::Request& req, httplib::Response& res);
+void handle_chat(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
+void handle_completion(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
+void handle_models(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
+// GET /v1/models/{id}: the served model, or 404 for any other id.
+void handle_model(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
+void handle_tokenize(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
+void handle_detokenize(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
+void handle_metrics(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
+void handle_status(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
 
 // Writes an ApiError as the response.
-void send_error(httplib::Response& res, const class ApiError& e);
+void send_error(HttpResponse& res, const class ApiError& e);
 
 }  // namespace baton::server

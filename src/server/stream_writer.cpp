@@ -2,67 +2,75 @@
 
 #include <chrono>
 
-#include "server/conn_server.h"
+#include "server/errors.h"
+#include "server/server_routes.h"
 #include "server/sse.h"
 #include "util/log.h"
 
 namespace baton::server {
 
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr auto kPollSlice = std::chrono::milliseconds(20);
-
-class StreamState {
+// Shared by both bodies: the listener hook, draining what the request has produced, abandon.
+class GenerationBody : public AsyncBody {
  public:
-  StreamState(std::unique_ptr<Generation> gen, StreamJob job)
-      : gen_(std::move(gen)), job_(std::move(job)), last_write_(Clock::now()) {}
+  GenerationBody(std::shared_ptr<sched::RequestHandle> handle, std::unique_ptr<Generation> gen,
+                 StreamJob job)
+      : handle_(std::move(handle)), gen_(std::move(gen)), job_(std::move(job)) {}
+  ~GenerationBody() override { handle_->set_listener({}); }
 
-  // One provider call: wait a slice for progress and write what there is. false = give up.
-  bool step(httplib::DataSink& sink) {
+  void set_wakeup(std::function<void()> wake) override { handle_->set_listener(std::move(wake)); }
+
+  void abandon(const char* why) override {
+    handle_->set_listener({});
+    if (gen_->done() || abandoned_) return;
+    abandoned_ = true;
+    log::info("req={} cancelled: {}", gen_->request_id(), why);
+    gen_->cancel();
+  }
+
+ protected:
+  // Everything available now, without waiting.
+  bool drain(GenerationDelta& d) {
+    for (;;) {
+      auto p = gen_->poll(std::chrono::milliseconds(0), d);
+      if (p == Generation::Poll::Done) return true;
+      if (p == Generation::Poll::Idle) return false;
+    }
+  }
+
+  std::shared_ptr<sched::RequestHandle> handle_;
+  std::unique_ptr<Generation> gen_;
+  StreamJob job_;
+  bool abandoned_ = false;
+};
+
+class SseBody : public GenerationBody {
+ public:
+  using GenerationBody::GenerationBody;
+  bool streams() const override { return true; }
+
+  bool pull(bool keepalive_due, std::string& out, HttpResponse&) override {
     if (ended_) return true;
     if (job_.chat && !sent_role_) {
-      if (!write(sink, sse_data(chat_chunk_json(job_.meta, {{"role", "assistant"}, {"content", ""}},
-                                                "", nullptr)))) {
-        return client_gone("write failed");
-      }
+      out += sse_data(chat_chunk_json(job_.meta, {{"role", "assistant"}, {"content", ""}}, "",
+                                      nullptr));
       sent_role_ = true;
     }
     GenerationDelta d;
-    auto p = gen_->poll(kPollSlice, d);
-    if (!d.empty() && !write(sink, sse_data(content_chunk(d)))) return client_gone("write failed");
-    if (p == Generation::Poll::Done) return finish(sink);
-    auto now = Clock::now();
-    if (now - last_check_ >= kPollSlice) {
-      last_check_ = now;
-      if (peer_closed(current_socket())) return client_gone("client closed the connection");
+    bool done = drain(d);
+    if (!d.empty()) out += sse_data(content_chunk(d));
+    if (done) {
+      finish(out);
+      return true;
     }
-    if (now - last_write_ >= std::chrono::duration<double>(job_.keepalive_s) &&
-        !write(sink, sse_comment("keepalive"))) {
-      return client_gone("write failed");
-    }
-    return true;
-  }
-
-  void release() {
-    if (!gen_->done()) gen_->cancel();
-  }
-
- private:
-  bool write(httplib::DataSink& sink, const std::string& s) {
-    last_write_ = Clock::now();
-    return sink.write(s.data(), s.size());
-  }
-
-  bool client_gone(const char* why) {
-    log::info("req={} stream cancelled: {}", gen_->request_id(), why);
-    gen_->cancel();
-    ended_ = true;
+    if (out.empty() && keepalive_due) out += sse_comment("keepalive");
     return false;
   }
 
+ private:
   json content_chunk(const GenerationDelta& d) {
     json lp = nullptr;
     if (job_.logprobs && !d.logprobs.empty()) {
@@ -74,50 +82,73 @@ class StreamState {
     return text_chunk_json(job_.meta, d.text, "", lp);
   }
 
-  bool finish(httplib::DataSink& sink) {
+  void finish(std::string& out) {
     ended_ = true;
-    bool ok = true;
     if (gen_->failed()) {
+      int st = gen_->error_status();
       json err = {{"error",
                    {{"message", gen_->error()},
-                    {"type", gen_->error_status() >= 500 && gen_->error_status() != 503
-                                 ? "server_error"
-                                 : "overloaded_error"},
+                    {"type", st >= 500 && st != 503 ? "server_error" : "overloaded_error"},
                     {"param", nullptr},
                     {"code", nullptr}}}};
-      ok = write(sink, sse_data(err));
+      out += sse_data(err);
     } else {
-      json last = job_.chat
-                      ? chat_chunk_json(job_.meta, json::object(), gen_->finish_reason(), nullptr)
-                      : text_chunk_json(job_.meta, "", gen_->finish_reason(), nullptr);
-      ok = write(sink, sse_data(last));
-      if (ok && job_.include_usage) {
-        ok = write(sink, sse_data(usage_chunk_json(job_.meta, job_.chat, gen_->usage())));
-      }
+      out += sse_data(job_.chat
+                          ? chat_chunk_json(job_.meta, json::object(), gen_->finish_reason(), nullptr)
+                          : text_chunk_json(job_.meta, "", gen_->finish_reason(), nullptr));
+      if (job_.include_usage) out += sse_data(usage_chunk_json(job_.meta, job_.chat, gen_->usage()));
     }
-    if (ok) ok = write(sink, sse_done());
-    if (ok) sink.done();
-    return ok;
+    out += sse_done();
   }
 
-  std::unique_ptr<Generation> gen_;
-  StreamJob job_;
   bool sent_role_ = false;
   bool ended_ = false;
   size_t text_offset_ = 0;
-  Clock::time_point last_write_;
-  Clock::time_point last_check_{};
+};
+
+class JsonBody : public GenerationBody {
+ public:
+  using GenerationBody::GenerationBody;
+  bool streams() const override { return false; }
+
+  bool pull(bool, std::string&, HttpResponse& res) override {
+    GenerationDelta d;
+    bool done = drain(d);
+    text_ += d.text;
+    lps_.insert(lps_.end(), d.logprobs.begin(), d.logprobs.end());
+    if (!done) return false;
+    if (gen_->failed()) {
+      ApiError err(gen_->error_status(), gen_->error());
+      if (gen_->error_status() == 503) err.retry_after_s = 1;
+      send_error(res, err);
+      return true;
+    }
+    bool lp = job_.logprobs;
+    json body =
+        job_.chat ? chat_response_json(job_.meta, text_, gen_->finish_reason(), gen_->usage(),
+                                       lp ? chat_logprobs_json(lps_) : json())
+                  : text_response_json(job_.meta, text_, gen_->finish_reason(), gen_->usage(),
+                                       lp ? completion_logprobs_json(lps_, 0) : json());
+    res.status = 200;
+    res.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+    return true;
+  }
+
+ private:
+  std::string text_;
+  std::vector<TokenLogprob> lps_;
 };
 
 }  // namespace
 
-void start_stream(httplib::Response& res, std::unique_ptr<Generation> gen, StreamJob job) {
-  auto state = std::make_shared<StreamState>(std::move(gen), std::move(job));
-  res.set_header("Cache-Control", "no-cache");
-  res.set_header("X-Accel-Buffering", "no");
-  res.set_chunked_content_provider(
-      "text/event-stream", [state](size_t, httplib::DataSink& sink) { return state->step(sink); },
-      [state](bool) { state->release(); });
+std::shared_ptr<AsyncBody> make_sse_body(std::shared_ptr<sched::RequestHandle> handle,
+                                         std::unique_ptr<Generation> gen, StreamJob job) {
+  return std::make_shared<SseBody>(std::move(handle), std::move(gen), std::move(job));
+}
+
+std::shared_ptr<AsyncBody> make_json_body(std::shared_ptr<sched::RequestHandle> handle,
+                                          std::unique_ptr<Generation> gen, StreamJob job) {
+  return std::make_shared<JsonBody>(std::move(handle), std::move(gen), std::move(job));
 }
 
 }  // namespace baton::server

@@ -1,13 +1,16 @@
 #pragma once
-// Streams one generation as SSE through httplib's chunked content provider: a role chunk (chat),
-// content chunks as text becomes safe to send, ": keepalive" comments while nothing else is
-// sent (queued, prefilling), the finish chunk, the usage chunk (include_usage) and [DONE].
-// A failed write or a closed client socket cancels the request.
-#include <httplib.h>
-
+// The two ways an answer leaves the server while its request runs, as AsyncBody objects the
+// transport pumps on the request's events (no thread waits on a request):
+//  - SSE: a role chunk (chat), content chunks as text becomes safe to send, ": keepalive"
+//    comments while nothing else is sent (queued, prefilling), the finish chunk, the usage chunk
+//    (include_usage) and [DONE]; a request that fails or is cut by shutdown gets an error event
+//    and [DONE].
+//  - JSON: the whole answer once the request ends (or its error status).
+// The transport calls abandon() when the client leaves or stalls: the request is cancelled.
 #include <memory>
 
 #include "server/generation.h"
+#include "server/http_types.h"
 #include "server/openai_schema.h"
 
 namespace baton::server {
@@ -17,9 +20,11 @@ struct StreamJob {
   bool include_usage = false;
   bool logprobs = false;
   ResponseMeta meta;
-  double keepalive_s = 5;
 };
 
-void start_stream(httplib::Response& res, std::unique_ptr<Generation> gen, StreamJob job);
+std::shared_ptr<AsyncBody> make_sse_body(std::shared_ptr<sched::RequestHandle> handle,
+                                         std::unique_ptr<Generation> gen, StreamJob job);
+std::shared_ptr<AsyncBody> make_json_body(std::shared_ptr<sched::RequestHandle> handle,
+                                          std::unique_ptr<Generation> gen, StreamJob job);
 
 }  // namespace baton::server

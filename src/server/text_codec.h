@@ -2,6 +2,7 @@
 // What the server needs from a tokenizer. The real one (src/tokenizer) is wrapped by
 // tokenizer_codec.h; tests can use a tiny fake. Implementations must be thread-safe for const
 // calls (every HTTP handler thread tokenizes on its own).
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -34,6 +35,10 @@ class TextCodec {
   virtual int32_t n_vocab() const = 0;
   // Whether the model expects a BOS token in front of a prompt.
   virtual bool default_add_bos() const = 0;
+  // The most input text bytes a single token can cover (an upper bound, possibly loose). A text
+  // longer than ctx × max_token_bytes() bytes cannot fit in ctx tokens, which the server can
+  // tell without tokenizing it.
+  virtual size_t max_token_bytes() const = 0;
 };
 
 }  // namespace baton::server

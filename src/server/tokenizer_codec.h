@@ -16,6 +16,8 @@ class TokenizerCodec : public TextCodec {
   bool has_token(const std::string& text) const override;
   int32_t n_vocab() const override { return tok_.n_vocab(); }
   bool default_add_bos() const override { return tok_.add_bos(); }
+  // Computed once when the vocabulary is loaded (Tokenizer::max_token_bytes).
+  size_t max_token_bytes() const override { return tok_.max_token_bytes(); }
 
  private:
   const tokenizer::Tokenizer& tok_;

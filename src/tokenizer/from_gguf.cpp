@@ -22,7 +22,7 @@ std::optional<bool> optional_bool(const gguf::GgufFile& f, std::string_view key)
 
 }  // namespace
 
-std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::GgufFile& f) {
+VocabSpec vocab_spec_from_gguf(const gguf::GgufFile& f) {
   if (!f.has("tokenizer.ggml.model")) {
     throw std::runtime_error(
         fmt::format("{}: no tokenizer.ggml.model key; this file carries no "
@@ -73,6 +73,11 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::GgufFile& f) {
   spec.add_bos = optional_bool(f, "tokenizer.ggml.add_bos_token");
   spec.add_eos = optional_bool(f, "tokenizer.ggml.add_eos_token");
   spec.add_space_prefix = optional_bool(f, "tokenizer.ggml.add_space_prefix");
+  return spec;
+}
+
+std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::GgufFile& f) {
+  VocabSpec spec = vocab_spec_from_gguf(f);
   try {
     return from_spec(std::move(spec));
   } catch (const std::runtime_error& e) {

@@ -80,6 +80,8 @@ void Tokenizer::init_tokens(VocabSpec& spec) {
     const int32_t t = spec.types[i];
     types_[i] = (t >= 0 && t <= 6) ? static_cast<TokenType>(t) : TokenType::Normal;
   }
+  max_token_bytes_ = 4;  // an unknown token replaces one character of up to 4 bytes
+  for (const auto& t : tokens_) max_token_bytes_ = std::max(max_token_bytes_, t.size());
   index_.reserve(n);
   // Duplicate texts: a Normal token beats the others, then the lowest id. (deepseek vocabularies
   // list byte characters such as "ù" twice, once as an added user-defined token; the merges must

@@ -51,6 +51,10 @@ struct VocabSpec {
 
 class Pretokenizer;  // BPE regex splitter (pretokenizer.h)
 
+// Reads the tokenizer.* metadata (what Tokenizer::from_gguf builds from); throws
+// std::runtime_error for an absent or unsupported vocabulary.
+VocabSpec vocab_spec_from_gguf(const gguf::GgufFile& f);
+
 class Tokenizer {
  public:
   // Throws std::runtime_error naming the key and the supported values when the vocabulary is
@@ -83,6 +87,12 @@ class Tokenizer {
   bool add_space_prefix() const { return add_space_prefix_; }
   Model model() const { return model_; }
   const std::string& pre() const { return pre_; }
+  // The most input bytes one token can stand for: the longest vocabulary text, special tokens
+  // included, and at least 4 (one UTF-8 character becomes one unknown token). Vocabulary texts
+  // never cover fewer input bytes than they hold (SentencePiece's "▁" counts 3 bytes for one
+  // space, byte-level BPE spells a byte in 1 or 2), so a text of n bytes needs at least
+  // n / max_token_bytes() tokens.
+  size_t max_token_bytes() const { return max_token_bytes_; }
   bool is_eog(int32_t id) const;
   bool is_control(int32_t id) const;
   TokenType token_type(int32_t id) const;
@@ -126,6 +136,7 @@ class Tokenizer {
   int32_t byte_ids_[256] = {};  // SPM <0xNN> ids, -1 when absent
   int32_t bos_id_ = -1, eos_id_ = -1, eot_id_ = -1, unk_id_ = -1;
   bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false;
+  size_t max_token_bytes_ = 0;
   std::unique_ptr<Pretokenizer> pretok_;
 };
 

@@ -199,32 +199,6 @@ TEST(HttpErrors, FullQueueIs503WithRetryAfter) {
   EXPECT_EQ(h.client()->Get("/health")->status, 200);
 }
 
-TEST(HttpErrors, ConnectionLimitIs503) {
-  FixtureOptions o;
-  o.server.max_connections = 2;
-  ServerHarness h(o);
-  RawSocket a(h.port()), b(h.port());
-  ASSERT_TRUE(a.ok() && b.ok());
-  for (int i = 0; i < 200 && h.http().counters().open_connections < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  RawSocket c(h.port());
-  c.send_all("GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
-  ASSERT_TRUE(c.read_until("\r\n\r\n"));
-  EXPECT_EQ(c.received().rfind("HTTP/1.1 503", 0), 0u) << c.received();
-  EXPECT_NE(c.received().find("Retry-After: 1"), std::string::npos);
-  a.close();
-  b.close();
-  c.close();
-  for (int i = 0; i < 200 && h.http().counters().open_connections > 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  auto r = h.client()->Get("/health");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200);
-  EXPECT_GE(h.http().counters().rejected_connections, 1u);
-}
-
 TEST(HttpErrors, EngineFailureIs500AndServerStaysUp) {
   ServerHarness h;
   std::atomic<bool> fail{true};

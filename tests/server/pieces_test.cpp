@@ -1,4 +1,4 @@
-// The server's pure pieces: stop strings, SSE framing, chat format, metrics text, status JSON,
+// The server's pure pieces: stop strings, SSE framing, chat format, status JSON,
 // error bodies and request parsing.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,6 @@
 
 #include "server/chat_format.h"
 #include "server/errors.h"
-#include "server/metrics_text.h"
 #include "server/openai_schema.h"
 #include "server/sse.h"
 #include "server/status_json.h"
@@ -89,43 +88,6 @@ TEST(Errors, BodyShape) {
   EXPECT_EQ(e.status, 400);
   EXPECT_EQ(ApiError(401, "x").type, "authentication_error");
   EXPECT_EQ(ApiError(500, "x").type, "server_error");
-}
-
-TEST(MetricsText, HistogramsAreCumulativeWithHelpAndType) {
-  sched::Metrics m;
-  m.time_to_first_token.observe(0.0005);
-  m.time_to_first_token.observe(1000);
-  m.requests_total["cancelled"] = 3;
-  m.steps_total["mixed"] = 7;
-  std::string text = render_metrics(m, {});
-  EXPECT_NE(text.find("# TYPE baton_time_to_first_token_seconds histogram"), std::string::npos);
-  EXPECT_NE(text.find("# HELP baton_requests_running "), std::string::npos);
-  EXPECT_NE(text.find("baton_time_to_first_token_seconds_bucket{le=\"+Inf\"} 2"),
-            std::string::npos);
-  EXPECT_NE(text.find("baton_time_to_first_token_seconds_count 2"), std::string::npos);
-  EXPECT_NE(text.find("baton_requests_total{status=\"cancelled\"} 3"), std::string::npos);
-  EXPECT_NE(text.find("baton_steps_total{kind=\"mixed\"} 7"), std::string::npos);
-  EXPECT_NE(text.find("# TYPE baton_max_step_seconds gauge"), std::string::npos);
-  for (const char* name :
-       {"baton_inter_token_latency_seconds", "baton_request_queue_time_seconds",
-        "baton_e2e_request_latency_seconds", "baton_requests_waiting", "baton_kv_cache_usage_ratio",
-        "baton_max_decode_gap_seconds", "baton_max_queue_wait_ms", "baton_prompt_tokens_total",
-        "baton_generation_tokens_total", "baton_prefix_cache_queries_total",
-        "baton_prefix_cache_hits_total"}) {
-    EXPECT_NE(text.find(std::string("# TYPE ") + name + " "), std::string::npos) << name;
-  }
-  // Every sample line's bucket counts never decrease.
-  uint64_t last = 0;
-  size_t pos = 0;
-  const std::string prefix = "baton_time_to_first_token_seconds_bucket{le=\"";
-  while ((pos = text.find(prefix, pos)) != std::string::npos) {
-    size_t sp = text.find("} ", pos);
-    uint64_t v = std::stoull(text.substr(sp + 2));
-    EXPECT_GE(v, last);
-    last = v;
-    pos = sp;
-  }
-  EXPECT_EQ(last, 2u);
 }
 
 TEST(StatusJson, SplitsRunningAndWaiting) {

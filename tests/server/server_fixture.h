@@ -51,6 +51,7 @@ class FakeCodec : public TextCodec {
   }
   int32_t n_vocab() const override { return n_vocab_; }
   bool default_add_bos() const override { return false; }
+  size_t max_token_bytes() const override { return 1; }  // one byte per token
 
  private:
   int32_t n_vocab_;

@@ -91,6 +91,23 @@ class RawSocket {
     return true;
   }
   const std::string& received() const { return received_; }
+  // Reads until the peer closes (true) or the timeout passes (false).
+  bool wait_closed(int timeout_ms = 10000) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      deadline - std::chrono::steady_clock::now())
+                      .count();
+      if (left <= 0) return false;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+      char buf[4096];
+      ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+      if (n <= 0) return true;
+      received_.append(buf, static_cast<size_t>(n));
+    }
+  }
+  int fd() const { return fd_; }
 
  private:
   int fd_ = -1;

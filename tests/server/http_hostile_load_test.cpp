@@ -1,0 +1,245 @@
+// Many hostile or slow clients at once: slowloris connections cannot lock out normal clients,
+// deadlines hold from the first byte, memory per request is bounded by its size, and a fixed
+// set of threads carries a thousand streams.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <dirent.h>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include "server_fixture.h"
+#include "sse_client.h"
+
+namespace baton::server::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+int thread_count() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
+// Peak resident set of this process (test client and server together), in MB.
+long peak_rss_mb() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6) / 1024;
+  }
+  return 0;
+}
+
+void reset_peak_rss() {
+  std::ofstream("/proc/self/clear_refs") << "5";
+}
+
+bool health_ok(const ServerHarness& h, int timeout_s = 5) {
+  auto r = h.client(timeout_s)->Get("/health");
+  return r && r->status == 200;
+}
+
+TEST(HostileLoad, HeadDeadlineRunsFromTheFirstByte) {
+  FixtureOptions o;
+  o.server.header_timeout_s = 0.5;
+  ServerHarness h(o);
+  RawSocket s(h.port());
+  auto start = std::chrono::steady_clock::now();
+  s.send_all("G");
+  // One byte every 100 ms: a per-byte timeout would never fire.
+  bool closed = false;
+  for (int i = 0; i < 40 && !closed; ++i) {
+    closed = !s.send_all("X") || s.wait_closed(100);
+  }
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(closed) << "a trickling head was never cut off";
+  EXPECT_LT(took, 3s);
+  EXPECT_NE(s.received().find(" 408 "), std::string::npos) << s.received();
+  EXPECT_GE(h.http().counters().timed_out_connections, 1u);
+}
+
+TEST(HostileLoad, BodyDeadline) {
+  FixtureOptions o;
+  o.server.body_timeout_s = 0.5;
+  ServerHarness h(o);
+  RawSocket s(h.port());
+  s.send_all("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"prompt\"");
+  ASSERT_TRUE(s.wait_closed(3000)) << "a stalled body was never cut off";
+  EXPECT_NE(s.received().find(" 408 "), std::string::npos) << s.received();
+}
+
+TEST(HostileLoad, IdleConnectionsAreEvictedForNewOnes) {
+  FixtureOptions o;
+  o.server.max_connections = 4;
+  ServerHarness h(o);
+  std::vector<std::unique_ptr<RawSocket>> idle;
+  for (int i = 0; i < 4; ++i) idle.push_back(std::make_unique<RawSocket>(h.port()));
+  for (int i = 0; i < 200 && h.http().counters().open_connections < 4; ++i) {
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_TRUE(health_ok(h));
+  EXPECT_GE(h.http().counters().evicted_connections, 1u);
+}
+
+// Every slot busy with a request in progress: a new connection gets 503 with Retry-After.
+TEST(HostileLoad, BusySlotsGive503) {
+  FixtureOptions o;
+  o.server.max_connections = 2;
+  o.sched.parallel = 1;
+  o.engine.sleep_us_per_step = 2000;
+  ServerHarness h(o);
+  std::string body = R"({"prompt":"abc","max_tokens":2000,"ignore_eos":true,"stream":true})";
+  RawSocket a(h.port()), b(h.port());
+  a.post("/v1/completions", body);
+  b.post("/v1/completions", body);
+  ASSERT_TRUE(a.read_until("data: "));
+  ASSERT_TRUE(b.read_until("\r\n\r\n"));
+  RawSocket c(h.port());
+  c.send_all("GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(c.read_until("\r\n\r\n"));
+  EXPECT_EQ(c.received().rfind("HTTP/1.1 503", 0), 0u) << c.received();
+  EXPECT_NE(c.received().find("Retry-After: 1"), std::string::npos);
+  EXPECT_GE(h.http().counters().rejected_connections, 1u);
+  a.close();
+  b.close();
+  EXPECT_TRUE(h.wait_idle());
+  EXPECT_TRUE(health_ok(h));
+}
+
+TEST(HostileLoad, SlowlorisCannotLockOutNormalClients) {
+  FixtureOptions o;
+  o.server.max_connections = 64;
+  ServerHarness h(o);
+  std::vector<std::unique_ptr<RawSocket>> loris;
+  for (int i = 0; i < 200; ++i) {
+    loris.push_back(std::make_unique<RawSocket>(h.port()));
+    loris.back()->send_all("POST /v1/completions HTTP/1.1\r\nHost: x\r\nX-");
+  }
+  std::atomic<bool> stop{false};
+  // Keeps reconnecting what the server closed, one header byte at a time.
+  std::thread attacker([&] {
+    while (!stop) {
+      for (auto& s : loris) {
+        if (stop) break;
+        if (!s->send_all("a")) {
+          s = std::make_unique<RawSocket>(h.port());
+          s->send_all("GET / HTTP/1.1\r\nX-");
+        }
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+  });
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_TRUE(health_ok(h)) << "round " << i;
+    auto r = h.client(10)->Post("/v1/completions", R"({"prompt":"abc","max_tokens":3})",
+                                "application/json");
+    ASSERT_TRUE(r) << "round " << i;
+    EXPECT_EQ(r->status, 200) << r->body;
+  }
+  stop = true;
+  attacker.join();
+  EXPECT_GE(h.http().counters().evicted_connections, 1u);
+}
+
+// 1,000 streams at once, most of them queued and kept alive by comments: the server answers
+// /health throughout with the same number of threads it started with.
+TEST(HostileLoad, AThousandStreamsOnAFixedSetOfThreads) {
+  FixtureOptions o;
+  o.server.max_connections = 1100;
+  o.server.keepalive_s = 0.2;
+  o.sched.max_queue = 1100;
+  o.sched.parallel = 4;
+  o.engine.sleep_us_per_step = 1000;
+  ServerHarness h(o);
+  ASSERT_TRUE(health_ok(h));
+  int threads_before = thread_count();
+  std::vector<std::unique_ptr<RawSocket>> streams;
+  std::string body = R"({"prompt":"abc","max_tokens":40,"ignore_eos":true,"stream":true})";
+  for (int i = 0; i < 1000; ++i) {
+    streams.push_back(std::make_unique<RawSocket>(h.port()));
+    ASSERT_TRUE(streams.back()->ok()) << "connection " << i;
+    streams.back()->post("/v1/completions", body);
+  }
+  auto status = h.client()->Get("/status");
+  ASSERT_TRUE(status);
+  EXPECT_TRUE(health_ok(h));
+  EXPECT_LE(thread_count(), threads_before + 1) << "threads grew with connections";
+  for (size_t i = 0; i < streams.size(); ++i) {
+    ASSERT_TRUE(streams[i]->read_until("data: [DONE]", 60000))
+        << "stream " << i << " did not finish: " << streams[i]->received().substr(0, 300);
+  }
+  // The last streams waited in the queue with keepalive comments.
+  EXPECT_NE(streams.back()->received().find(": keepalive"), std::string::npos);
+  EXPECT_TRUE(health_ok(h));
+  EXPECT_EQ(h.http().counters().rejected_connections, 0u);
+}
+
+// A prompt of token ids longer than the context is refused while parsing, and sixteen 8 MB
+// bodies at once cost far less than the old ~400 MB each.
+TEST(HostileLoad, MemoryPerRequestIsBoundedBySize) {
+  FixtureOptions o;
+  o.sched.ctx = 4096;
+  ServerHarness h(o);
+  std::string ids = "{\"prompt\":[";
+  while (ids.size() < (8u << 20) - 16) ids += "1,";
+  ids += "1]}";
+  std::string text = "{\"prompt\":\"" + std::string((8u << 20) - 32, 'a') + "\"}";
+  reset_peak_rss();
+  long before = peak_rss_mb();
+  std::vector<std::thread> clients;
+  std::atomic<int> refused{0};
+  for (int i = 0; i < 16; ++i) {
+    clients.emplace_back([&, i] {
+      auto r = h.client(60)->Post("/v1/completions", i % 2 ? ids : text, "application/json");
+      if (r && r->status == 400 &&
+          parse(r->body)["error"]["code"] == "context_length_exceeded") {
+        ++refused;
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  long growth = peak_rss_mb() - before;
+  EXPECT_EQ(refused.load(), 16);
+  // Client copies of the bodies count here too (16 × 8 MB).
+  EXPECT_LT(growth, 1024) << "peak RSS grew by " << growth << " MB";
+  std::printf("[ info ] 16 concurrent 8 MB bodies: peak RSS +%ld MB (client and server)\n",
+              growth);
+  EXPECT_TRUE(health_ok(h));
+}
+
+// Shutdown: a stream that finished in the grace period ends with its finish chunk and [DONE];
+// one cut by the grace gets an error event and [DONE].
+TEST(HostileLoad, ShutdownEndsEveryStreamProperly) {
+  FixtureOptions o;
+  o.sched.shutdown_grace_s = 0.5;
+  o.sched.parallel = 2;
+  o.engine.sleep_us_per_step = 5000;
+  auto h = std::make_unique<ServerHarness>(o);
+  RawSocket shortie(h->port()), longie(h->port());
+  shortie.post("/v1/completions", R"({"prompt":"abc","max_tokens":40,"ignore_eos":true,"stream":true})");
+  longie.post("/v1/completions",
+              R"({"prompt":"abc","max_tokens":4000,"ignore_eos":true,"stream":true})");
+  ASSERT_TRUE(shortie.read_until("data: "));
+  ASSERT_TRUE(longie.read_until("data: "));
+  auto start = std::chrono::steady_clock::now();
+  h->loop().shutdown();
+  h->http().stop(std::chrono::milliseconds(600));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2500ms);
+  ASSERT_TRUE(shortie.wait_closed(2000));
+  ASSERT_TRUE(longie.wait_closed(2000));
+  EXPECT_NE(shortie.received().find("\"finish_reason\":\"length\""), std::string::npos);
+  EXPECT_NE(shortie.received().find("data: [DONE]"), std::string::npos);
+  EXPECT_NE(longie.received().find("\"error\""), std::string::npos) << longie.received().substr(
+                                                                           longie.received().size() - 300);
+  EXPECT_NE(longie.received().find("data: [DONE]"), std::string::npos);
+  h.reset();
+}
+
+}  // namespace
+}  // namespace baton::server::testing
