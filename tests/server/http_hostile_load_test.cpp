@@ -160,7 +160,7 @@ TEST(HostileLoad, AThousandStreamsOnAFixedSetOfThreads) {
   ASSERT_TRUE(health_ok(h));
   int threads_before = thread_count();
   std::vector<std::unique_ptr<RawSocket>> streams;
-  std::string body = R"({"prompt":"abc","max_tokens":40,"ignore_eos":true,"stream":true})";
+  std::string body = R"({"prompt":"abc","max_tokens":10,"ignore_eos":true,"stream":true})";
   for (int i = 0; i < 1000; ++i) {
     streams.push_back(std::make_unique<RawSocket>(h.port()));
     ASSERT_TRUE(streams.back()->ok()) << "connection " << i;

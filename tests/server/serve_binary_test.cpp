@@ -40,20 +40,21 @@ int wait_exit(pid_t pid, int timeout_ms) {
   return -1;
 }
 
-void run_and_signal(int sig) {
+// Makes a synthetic model and starts `baton serve` on it; returns once /health answers 200.
+void spawn_server(int ctx, const std::vector<std::string>& extra, pid_t& pid, int& port) {
   auto dir = baton::testing::scratch_dir();
-  std::string model = (dir / "m.gguf").string();
+  std::string model = (dir / ("m" + std::to_string(ctx) + ".gguf")).string();
   std::string synth = baton::testing::baton_binary() + " gguf synth " + model +
-                      " --byte-vocab --ctx 256 --threads 1 > /dev/null";
+                      " --byte-vocab --ctx " + std::to_string(ctx) + " --threads 1 > /dev/null";
   ASSERT_EQ(std::system(synth.c_str()), 0);
-  int port = free_port();
+  port = free_port();
   std::string bin = baton::testing::baton_binary(), port_s = std::to_string(port);
   std::vector<std::string> args = {bin,    "serve",     "-m", model,     "--port",
                                    port_s, "--threads", "1",  "--alias", "tiny"};
+  args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  pid_t pid = 0;
   ASSERT_EQ(::posix_spawn(&pid, bin.c_str(), nullptr, nullptr, argv.data(), environ), 0);
   httplib::Client c("127.0.0.1", port);
   bool ready = false;
@@ -63,6 +64,14 @@ void run_and_signal(int sig) {
     if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_TRUE(ready) << "baton serve never became healthy";
+}
+
+void run_and_signal(int sig) {
+  pid_t pid = 0;
+  int port = 0;
+  spawn_server(256, {}, pid, port);
+  if (::testing::Test::HasFatalFailure()) return;
+  httplib::Client c("127.0.0.1", port);
   auto m = c.Get("/v1/models");
   ASSERT_TRUE(m);
   EXPECT_NE(m->body.find("\"tiny\""), std::string::npos);
@@ -75,6 +84,42 @@ void run_and_signal(int sig) {
   ASSERT_NE(status, -1) << "baton serve did not exit after the signal";
   EXPECT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// A client that stops reading cannot hold the process past --shutdown-grace-s (+1 s); a stream
+// that finished before the signal was already complete, [DONE] included.
+TEST(ServeBinary, StalledClientCannotDelayShutdown) {
+  BATON_REQUIRE_BINARY();
+  pid_t pid = 0;
+  int port = 0;
+  spawn_server(4096, {"--shutdown-grace-s", "1", "--parallel", "2"}, pid, port);
+  if (HasFatalFailure()) return;
+  // A tiny receive window so the server's writes stall once a few KB are in flight.
+  int stalled = ::socket(AF_INET, SOCK_STREAM, 0);
+  int small = 1024;
+  ::setsockopt(stalled, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(stalled, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  std::string body = R"({"prompt":"a","max_tokens":4000,"ignore_eos":true,"stream":true})";
+  std::string req = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                    std::to_string(body.size()) + "\r\n\r\n" + body;
+  ASSERT_EQ(::send(stalled, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+  RawSocket done(port);
+  done.post("/v1/completions", R"({"prompt":"a","max_tokens":5,"ignore_eos":true,"stream":true})");
+  ASSERT_TRUE(done.read_until("data: [DONE]", 10000)) << done.received();
+  EXPECT_NE(done.received().find("\"finish_reason\":\"length\""), std::string::npos);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the stalled write is pending
+  auto start = std::chrono::steady_clock::now();
+  ::kill(pid, SIGTERM);
+  int status = wait_exit(pid, 15000);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ::close(stalled);
+  ASSERT_NE(status, -1) << "baton serve did not exit after SIGTERM";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_LT(took, 2.0 + 0.5) << "exit took " << took << " s with --shutdown-grace-s 1";
 }
 
 TEST(ServeBinary, SigintExitsZero) {
