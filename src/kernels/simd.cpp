@@ -1,5 +1,8 @@
 #include "kernels/simd.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <cstdlib>
 #include <string>
 
@@ -7,12 +10,25 @@
 
 namespace baton::kernels {
 
+#if defined(__x86_64__) || defined(__i386__)
+namespace {
+
+// Read from CPUID itself: clang before 15 has no "f16c" for __builtin_cpu_supports (the fuzz
+// preset builds with the distribution's clang).
+bool cpu_has_f16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
+}
+
+}  // namespace
+#endif
+
 SimdLevel detected_simd_level() {
 #if defined(__x86_64__) || defined(__i386__)
   static const SimdLevel level = [] {
     __builtin_cpu_init();
-    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                      __builtin_cpu_supports("f16c");
+    const bool avx2 =
+        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
     const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
                         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
                         __builtin_cpu_supports("avx512vnni");

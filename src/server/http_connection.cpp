@@ -1,7 +1,10 @@
 #include "server/http_connection.h"
 
 #include <boost/asio/post.hpp>
+#include <sys/socket.h>
+
 #include <boost/asio/write.hpp>
+#include <cerrno>
 
 #include "util/log.h"
 
@@ -79,14 +82,20 @@ void Connection::set_phase(Phase p) {
 }
 
 void Connection::start() {
+  join();
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->wait_request(); });
+}
+
+void Connection::join() {
   entry_ = hub_->join(shared_from_this());
   joined_ = true;
   beast::error_code ec;
   stream_.socket().set_option(tcp::no_delay(true), ec);
-  net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->wait_request(); });
 }
 
+// Never reads a request: the 503 is the only thing this connection does.
 void Connection::reject() {
+  join();
   hub_->rejected++;
   HttpResponse res = hub_->app.error_response([] {
     ApiError e(503, "too many open connections (--max-connections); retry shortly", "",
@@ -383,11 +392,14 @@ void Connection::watch_peer() {
   stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this()](
                                                           beast::error_code ec) {
     if (ec || !self->body_ || self->phase() != Phase::Responding) return;
+    // A raw non-blocking peek: Asio's own receive() would block this I/O thread when the
+    // readiness was stale (the bytes already taken by a read).
     char c;
-    beast::error_code pec;
-    size_t n = self->stream_.socket().receive(net::buffer(&c, 1), tcp::socket::message_peek, pec);
-    if (pec == net::error::would_block || pec == net::error::try_again) return self->watch_peer();
-    if (pec || n == 0) {
+    ssize_t n = ::recv(self->stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      return self->watch_peer();
+    }
+    if (n <= 0) {
       self->body_->abandon("client closed the connection");
       return self->close();
     }

@@ -63,7 +63,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection(boost::asio::ip::tcp::socket sock, std::shared_ptr<Hub> hub);
   ~Connection();
   void start();
-  // Answers 503 (every slot is busy) and closes.
+  // Instead of start(): answers 503 (every slot is busy) and closes.
   void reject();
   Phase phase() const { return phase_.load(); }
   std::chrono::steady_clock::time_point phase_since() const;
@@ -78,6 +78,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using Clock = std::chrono::steady_clock;
   struct WakeLink;
 
+  void join();
   void set_phase(Phase p);
   void wait_request();
   void read_head();

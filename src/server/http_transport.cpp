@@ -17,6 +17,8 @@ using tcp = net::ip::tcp;
 
 namespace {
 
+constexpr auto kEvictMinAge = std::chrono::milliseconds(250);
+
 // Every connection is a file descriptor; the usual soft limit of 1024 would cap the server far
 // below --max-connections.
 void raise_fd_limit(int want) {
@@ -56,7 +58,6 @@ void Hub::on_accept(beast::error_code ec, tcp::socket sock) {
   }
   auto conn = std::make_shared<Connection>(std::move(sock), shared_from_this());
   if (open() >= opts.max_connections && !evict_one()) {
-    conn->start();
     conn->reject();
   } else {
     conn->start();
@@ -65,6 +66,10 @@ void Hub::on_accept(beast::error_code ec, tcp::socket sock) {
 }
 
 bool Hub::evict_one() {
+  // A normal client sends its whole head within milliseconds of connecting; only connections
+  // that have waited longer than this are taken, so a flood of new connections (each evicting
+  // one) cannot push out a client that is about to send its request.
+  const auto young = std::chrono::steady_clock::now() - kEvictMinAge;
   std::shared_ptr<Connection> victim;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -72,11 +77,14 @@ bool Hub::evict_one() {
       auto c = w.lock();
       if (!c) continue;
       Phase p = c->phase();
-      if (p != Phase::Idle && p != Phase::Head) continue;
+      if ((p != Phase::Idle && p != Phase::Head) || c->phase_since() > young) continue;
       if (!victim || c->phase_since() < victim->phase_since()) victim = c;
     }
   }
   if (!victim) return false;
+  log::debug("connection limit reached: closing the connection idle longest ({} s in {})",
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - victim->phase_since()).count(),
+             victim->phase() == Phase::Idle ? "idle" : "its request head");
   evicted++;
   victim->close_if_waiting();
   return true;

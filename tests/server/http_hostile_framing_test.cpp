@@ -237,3 +237,26 @@ TEST(Hostile, ModelById) {
 
 }  // namespace
 }  // namespace baton::server::testing
+
+namespace baton::server::testing {
+namespace {
+
+// One keep-alive connection carries request after request, streamed or not, with pauses
+// between them (each answer must be written without waiting for the next request).
+TEST(Hostile, KeepAliveConnectionServesManyRequests) {
+  ServerHarness h;
+  RawSocket s(h.port());
+  for (int i = 0; i < 40; ++i) {
+    bool stream = i % 3 == 2;
+    std::string body = std::string(R"({"prompt":"abc","max_tokens":4,"stream":)") +
+                       (stream ? "true" : "false") + "}";
+    s.post("/v1/completions", body);
+    const char* end = stream ? "data: [DONE]" : "\"total_tokens\"";
+    ASSERT_TRUE(s.read_until(end, 3000)) << "request " << i << " got no answer";
+    s.clear();
+    std::this_thread::sleep_for(std::chrono::milliseconds(i % 2 ? 30 : 0));
+  }
+}
+
+}  // namespace
+}  // namespace baton::server::testing

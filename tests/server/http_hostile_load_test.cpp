@@ -17,6 +17,13 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// Sanitizers multiply memory and time: the load tests scale down and skip RSS bounds there.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 int thread_count() {
   int n = 0;
   if (DIR* d = opendir("/proc/self/task")) {
@@ -83,6 +90,7 @@ TEST(HostileLoad, IdleConnectionsAreEvictedForNewOnes) {
   for (int i = 0; i < 200 && h.http().counters().open_connections < 4; ++i) {
     std::this_thread::sleep_for(5ms);
   }
+  std::this_thread::sleep_for(300ms);  // only connections idle for a while are taken
   EXPECT_TRUE(health_ok(h));
   EXPECT_GE(h.http().counters().evicted_connections, 1u);
 }
@@ -98,12 +106,15 @@ TEST(HostileLoad, BusySlotsGive503) {
   RawSocket a(h.port()), b(h.port());
   a.post("/v1/completions", body);
   b.post("/v1/completions", body);
-  ASSERT_TRUE(a.read_until("data: "));
+  // One runs, the other waits in the queue; both have their stream head.
+  ASSERT_TRUE(a.read_until("\r\n\r\n"));
   ASSERT_TRUE(b.read_until("\r\n\r\n"));
   RawSocket c(h.port());
   c.send_all("GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
   ASSERT_TRUE(c.read_until("\r\n\r\n"));
-  EXPECT_EQ(c.received().rfind("HTTP/1.1 503", 0), 0u) << c.received();
+  EXPECT_EQ(c.received().rfind("HTTP/1.1 503", 0), 0u)
+      << c.received() << "\n--- a:\n" << a.received().substr(0, 400) << "\n--- b:\n"
+      << b.received().substr(0, 400);
   EXPECT_NE(c.received().find("Retry-After: 1"), std::string::npos);
   EXPECT_GE(h.http().counters().rejected_connections, 1u);
   a.close();
@@ -123,7 +134,16 @@ TEST(HostileLoad, SlowlorisCannotLockOutNormalClients) {
   }
   std::atomic<bool> stop{false};
   // Keeps reconnecting what the server closed, one header byte at a time.
-  std::thread attacker([&] {
+  std::thread attacker;
+  struct Joiner {
+    std::atomic<bool>& stop;
+    std::thread& t;
+    ~Joiner() {
+      stop = true;
+      if (t.joinable()) t.join();
+    }
+  } joiner{stop, attacker};
+  attacker = std::thread([&] {
     while (!stop) {
       for (auto& s : loris) {
         if (stop) break;
@@ -135,6 +155,7 @@ TEST(HostileLoad, SlowlorisCannotLockOutNormalClients) {
       std::this_thread::sleep_for(20ms);
     }
   });
+  std::this_thread::sleep_for(500ms);  // the attack is under way
   for (int i = 0; i < 5; ++i) {
     EXPECT_TRUE(health_ok(h)) << "round " << i;
     auto r = h.client(10)->Post("/v1/completions", R"({"prompt":"abc","max_tokens":3})",
@@ -142,8 +163,6 @@ TEST(HostileLoad, SlowlorisCannotLockOutNormalClients) {
     ASSERT_TRUE(r) << "round " << i;
     EXPECT_EQ(r->status, 200) << r->body;
   }
-  stop = true;
-  attacker.join();
   EXPECT_GE(h.http().counters().evicted_connections, 1u);
 }
 
@@ -161,7 +180,8 @@ TEST(HostileLoad, AThousandStreamsOnAFixedSetOfThreads) {
   int threads_before = thread_count();
   std::vector<std::unique_ptr<RawSocket>> streams;
   std::string body = R"({"prompt":"abc","max_tokens":10,"ignore_eos":true,"stream":true})";
-  for (int i = 0; i < 1000; ++i) {
+  const int n_streams = kSanitized ? 200 : 1000;
+  for (int i = 0; i < n_streams; ++i) {
     streams.push_back(std::make_unique<RawSocket>(h.port()));
     ASSERT_TRUE(streams.back()->ok()) << "connection " << i;
     streams.back()->post("/v1/completions", body);
@@ -207,7 +227,7 @@ TEST(HostileLoad, MemoryPerRequestIsBoundedBySize) {
   long growth = peak_rss_mb() - before;
   EXPECT_EQ(refused.load(), 16);
   // Client copies of the bodies count here too (16 × 8 MB).
-  EXPECT_LT(growth, 1024) << "peak RSS grew by " << growth << " MB";
+  if (!kSanitized) EXPECT_LT(growth, 1024) << "peak RSS grew by " << growth << " MB";
   std::printf("[ info ] 16 concurrent 8 MB bodies: peak RSS +%ld MB (client and server)\n",
               growth);
   EXPECT_TRUE(health_ok(h));

@@ -2,6 +2,7 @@
 // error bodies and request parsing.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "server/chat_format.h"
@@ -142,6 +143,33 @@ TEST(Schema, CompletionPromptForms) {
 TEST(Schema, DeepNestingIsRejectedNotCrashed) {
   std::string deep(200000, '[');
   EXPECT_THROW(parse_json_object(deep), ApiError);
+}
+
+TEST(Schema, ArrayBoundNamesTheArrayAndCountsEachLevel) {
+  EXPECT_EQ(parse_json_object(R"({"a":[1,2,{"b":[3,4]}],"c":[]})", 3)["a"][2]["b"][1], 4);
+  try {
+    parse_json_object(R"({"a":[[1],{"b":[1,2,3,4]}]})", 3, 7);
+    FAIL() << "a 4-entry array passed a bound of 3";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.code, "context_length_exceeded");
+    EXPECT_EQ(e.param, "b");
+  }
+  EXPECT_EQ(parse_json_object(R"({"a":[1,2,3,4,5]})", 0)["a"].size(), 5u);  // 0: no bound
+  EXPECT_THROW(parse_json_object(R"({"a":[1,2)", 10), ApiError);
+  EXPECT_THROW(parse_json_object(R"({"a":1} x)", 10), ApiError);
+}
+
+// An array of N objects used to cost O(N²) (nlohmann's parser callback rescans the enclosing
+// array after each one: 3.5 s for 131072 in a release build); a bound of a long context must
+// stay linear, well under a second even in a sanitizer build.
+TEST(Schema, ArrayOfObjectsParsesInLinearTime) {
+  const size_t n = 1 << 18;
+  std::string body = "{\"messages\":[";
+  for (size_t i = 0; i < n; ++i) body += i ? ",{}" : "{}";
+  body += "]}";
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(parse_json_object(body, n, static_cast<int32_t>(n))["messages"].size(), n);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
 }
 
 TEST(Responses, UsageAndChunkShapes) {

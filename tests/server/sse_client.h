@@ -108,6 +108,7 @@ class RawSocket {
     }
   }
   int fd() const { return fd_; }
+  void clear() { received_.clear(); }
 
  private:
   int fd_ = -1;
