@@ -36,6 +36,7 @@ void write_outputs(const std::string& dir, const std::vector<ScenarioResult>& ru
 // was starved (2 or more). Only servers that export baton_max_step_seconds give it; the
 // counter is since server start, so run the scenario on a freshly started server.
 void add_step_figures(const Endpoint& ep, ScenarioResult& result) {
+  if (!result.phases.empty()) return;  // a phase scenario times no token gaps
   auto longest = metric_sample(ep, "baton_max_step_seconds{kind=\"mixed\"}", 10);
   if (!longest || *longest <= 0) return;
   result.figures.push_back({"longest mixed step (server)", *longest * 1000, "ms"});
@@ -80,14 +81,19 @@ int run_bench_serve(const BenchServeOptions& opt, std::ostream& out, std::ostrea
   }
   std::size_t failed = 0, total = 0;
   std::string first;
+  bool checks_failed = false;  // a phase scenario's own checks (connections)
   for (const auto& r : runs) {
+    for (const auto& e : r.errors) {
+      err << "baton: error: " << r.scenario << ": " << e << "\n";
+      checks_failed = true;
+    }
     for (const auto& q : r.requests) {
       ++total;
       if (q.ok()) continue;
       if (failed++ == 0) first = q.label + ": " + q.errors.front();
     }
   }
-  if (failed == 0) return 0;
+  if (failed == 0) return checks_failed ? 1 : 0;
   err << "baton: error: " << failed << " of " << total << " requests failed; first: " << first
       << "\n";
   return 1;

@@ -264,12 +264,14 @@ std::string first_model_id(const Endpoint& ep, double timeout_s) {
                    "--model NAME");
 }
 
-std::optional<double> metric_sample(const Endpoint& ep, const std::string& sample,
-                                    double timeout_s) {
+std::optional<std::string> fetch_metrics(const Endpoint& ep, double timeout_s) {
   auto cli = make_client(ep, timeout_s);
   auto res = cli->Get(api_path(ep, "/metrics").c_str());
   if (!res || res->status != 200) return std::nullopt;
-  const std::string& body = res->body;
+  return std::move(res->body);
+}
+
+std::optional<double> find_sample(const std::string& body, const std::string& sample) {
   for (size_t at = 0; (at = body.find(sample, at)) != std::string::npos; at += sample.size()) {
     bool line_start = at == 0 || body[at - 1] == '\n';
     size_t end = at + sample.size();
@@ -281,6 +283,25 @@ std::optional<double> metric_sample(const Endpoint& ep, const std::string& sampl
     }
   }
   return std::nullopt;
+}
+
+std::optional<double> metric_sample(const Endpoint& ep, const std::string& sample,
+                                    double timeout_s) {
+  auto body = fetch_metrics(ep, timeout_s);
+  return body ? find_sample(*body, sample) : std::nullopt;
+}
+
+std::vector<double> health_latencies_ms(const Endpoint& ep, long n, double timeout_s) {
+  auto cli = make_client(ep, timeout_s);
+  cli->set_keep_alive(true);  // one ordinary connection, as a load balancer's checker would use
+  std::string path = api_path(ep, "/health");
+  std::vector<double> out;
+  for (long i = 0; i < n; ++i) {
+    auto t = Clock::now();
+    auto res = cli->Get(path.c_str());
+    if (res && res->status == 200) out.push_back(ms_since(t));
+  }
+  return out;
 }
 
 }  // namespace baton::bench

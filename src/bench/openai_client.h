@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "bench/record.h"
 
@@ -69,6 +70,15 @@ std::string first_model_id(const Endpoint& ep, double timeout_s);
 // vLLM): figures that need it are then left out, never guessed.
 std::optional<double> metric_sample(const Endpoint& ep, const std::string& sample,
                                     double timeout_s);
+
+// The server's whole /metrics text, or nullopt when it has none; find_sample reads one sample
+// of it (the whole line's name and labels, e.g. `process_open_fds`).
+std::optional<std::string> fetch_metrics(const Endpoint& ep, double timeout_s);
+std::optional<double> find_sample(const std::string& body, const std::string& sample);
+
+// Latencies of `n` GET /health sent one after another on one keep-alive connection; a probe
+// that fails is left out, so fewer than `n` values means some failed.
+std::vector<double> health_latencies_ms(const Endpoint& ep, long n, double timeout_s);
 
 double ms_since(Clock::time_point t0);
 

@@ -41,17 +41,29 @@ std::string request_row(const std::string& label, const RequestRecord& q) {
                      q.ok() ? "" : "ERROR");
 }
 
-}  // namespace
-
-std::string fmt_ms(double v) {
-  if (std::isnan(v) || v < 0) return "-";
-  return v >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.1f}", v);
+// Phases side by side: one row per figure, one column per phase. Signed, since a memory
+// difference can be negative when the allocator gives pages back.
+std::string phase_grid(const std::vector<Phase>& phases) {
+  auto cell = [](double v) {
+    if (std::isnan(v)) return std::string("-");
+    return std::fabs(v) >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.1f}", v);
+  };
+  std::string out = fmt::format("{:<36}", "figure");
+  for (const auto& p : phases) out += fmt::format(" {:>10}", p.name);
+  out += "\n";
+  for (std::size_t row = 0; row < phases.front().figures.size(); ++row) {
+    const Figure& f = phases.front().figures[row];
+    std::string name = f.unit.empty() ? f.name : f.name + " (" + f.unit + ")";
+    out += fmt::format("{:<36}", name);
+    for (const auto& p : phases)
+      out += fmt::format(" {:>10}", row < p.figures.size() ? cell(p.figures[row].value) : "-");
+    out += "\n";
+  }
+  return out;
 }
 
-std::string render_table(const ScenarioResult& r) {
-  std::string out = fmt::format("scenario {} against {} (model {}), {:.1f} s\n", r.scenario,
-                                r.server_url, r.model, r.wall_ms / 1000);
-  out +=
+std::string request_table(const ScenarioResult& r) {
+  std::string out =
       fmt::format("{:<16} {:>9} {:>9} {:>6} {:>8} {:>8} {:>8} {:>8} {:>9}\n", "request", "queue ms",
                   "TTFT ms", "tokens", "p50 gap", "p99 gap", "max gap", "tok/s", "total ms");
   bool fallback = false;
@@ -71,6 +83,22 @@ std::string render_table(const ScenarioResult& r) {
         "* queue wait = TTFT: the server sent keepalive comments (or nothing) before the "
         "first token\n";
   }
+  return out;
+}
+
+}  // namespace
+
+std::string fmt_ms(double v) {
+  if (std::isnan(v) || v < 0) return "-";
+  return v >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.1f}", v);
+}
+
+std::string render_table(const ScenarioResult& r) {
+  std::string out = fmt::format("scenario {} against {} (model {}), {:.1f} s\n", r.scenario,
+                                r.server_url, r.model, r.wall_ms / 1000);
+  // A phase scenario has no per-request rows worth printing.
+  if (!r.requests.empty() || r.phases.empty()) out += request_table(r);
+  if (!r.phases.empty()) out += phase_grid(r.phases);
   if (!r.figures.empty()) out += "headline:\n";
   for (const auto& f : r.figures) {
     std::string value =
@@ -80,6 +108,7 @@ std::string render_table(const ScenarioResult& r) {
   for (const auto& q : r.requests) {
     for (const auto& e : q.errors) out += fmt::format("error: {}: {}\n", q.label, e);
   }
+  for (const auto& e : r.errors) out += "error: " + e + "\n";
   for (const auto& n : r.notes) out += "note: " + n + "\n";
   return out;
 }

@@ -16,6 +16,17 @@ nlohmann::json opt_num(const std::optional<long>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
 }
 
+// Figures keep their sign: a memory difference may be negative; only NaN becomes null.
+nlohmann::json figures_json(const std::vector<Figure>& figures) {
+  auto j = nlohmann::json::array();
+  for (const auto& f : figures) {
+    j.push_back({{"name", f.name},
+                 {"value", std::isnan(f.value) ? nlohmann::json() : nlohmann::json(f.value)},
+                 {"unit", f.unit}});
+  }
+  return j;
+}
+
 }  // namespace
 
 nlohmann::json record_json(const RequestRecord& r) {
@@ -55,12 +66,15 @@ nlohmann::json result_json(const ScenarioResult& r) {
                       {"wall_ms", r.wall_ms},
                       {"options", r.options},
                       {"notes", r.notes},
-                      {"requests", nlohmann::json::array()},
-                      {"figures", nlohmann::json::array()}};
+                      {"requests", nlohmann::json::array()}};
   for (const auto& q : r.requests) j["requests"].push_back(record_json(q));
-  for (const auto& f : r.figures) {
-    j["figures"].push_back({{"name", f.name}, {"value", num(f.value)}, {"unit", f.unit}});
+  j["figures"] = figures_json(r.figures);
+  if (!r.phases.empty()) {
+    j["phases"] = nlohmann::json::array();
+    for (const auto& p : r.phases)
+      j["phases"].push_back({{"phase", p.name}, {"figures", figures_json(p.figures)}});
   }
+  if (!r.errors.empty()) j["errors"] = r.errors;
   j["aggregate_tokens_per_s"] = aggregate_tokens_per_s(r.requests);
   return j;
 }

@@ -11,14 +11,17 @@ constexpr const char* kThree = "three-sessions";
 constexpr const char* kHol = "hol-sequential";
 constexpr const char* kAgents = "agents";
 constexpr const char* kTput = "throughput";
+constexpr const char* kConn = "connections";
 }  // namespace
 
 const std::vector<Knob>& knobs() {
   static const std::vector<Knob> k = {
-      {"prompt-tokens", "prompt length of the decoding streams", {{kDup, 32}, {kTput, 128}}},
+      {"prompt-tokens",
+       "prompt length of the decoding streams",
+       {{kDup, 32}, {kTput, 128}, {kConn, 8}}},
       {"decode-tokens",
        "tokens each decoding stream generates (agents: per answer)",
-       {{kDup, 400}, {kAgents, 64}, {kTput, 256}}},
+       {{kDup, 400}, {kAgents, 64}, {kTput, 256}, {kConn, 8}}},
       {"trigger-token", "send the long prompt after stream A's Nth token", {{kDup, 20}}},
       {"long-tokens",
        "prompt length of the long request",
@@ -41,6 +44,8 @@ const std::vector<Knob>& knobs() {
       {"chunk-min-tokens", "smallest tool-output chunk added per turn", {{kAgents, 2000}}},
       {"chunk-max-tokens", "largest tool-output chunk added per turn", {{kAgents, 6000}}},
       {"streams", "concurrent streams", {{kTput, 4}}},
+      {"connections", "connections held open at once, in each phase", {{kConn, 1000}}},
+      {"health-probes", "GET /health probes timed while the connections are open", {{kConn, 20}}},
   };
   return k;
 }
@@ -60,6 +65,9 @@ const std::vector<std::pair<std::string, std::string>>& scenario_names() {
        "K multi-turn sessions whose context grows by a tool-output chunk each turn: per-turn "
        "TTFT and cached tokens"},
       {kTput, "N concurrent streams: aggregate tokens/s and per-stream inter-token gaps"},
+      {kConn,
+       "N idle keep-alive connections, then N streams at once (most queued): server RSS and "
+       "fds per connection, /health latency while they are open, streams finished"},
   };
   return n;
 }
@@ -86,6 +94,7 @@ ScenarioResult run_scenario(const std::string& name, const Endpoint& ep, const S
   if (name == kHol) run_hol_sequential(ctx, out);
   if (name == kAgents) run_agents(ctx, out);
   if (name == kTput) run_throughput(ctx, out);
+  if (name == kConn) run_connections(ctx, out);
   out.wall_ms = ctx.now_ms();
   out.options = ctx.used_knobs();
   out.options["prompt-unit"] = opt.prompt_unit;

@@ -27,12 +27,21 @@ struct Figure {
   std::string unit;  // "ms", "tok/s", "tokens", "%"
 };
 
+// A stage of a scenario measured as a whole rather than per request (connections: holding
+// idle connections, then queued streams); the report prints one column per phase.
+struct Phase {
+  std::string name;
+  std::vector<Figure> figures;
+};
+
 struct ScenarioResult {
   std::string scenario, server_url, model;
   std::vector<RequestRecord> requests;
   std::vector<Figure> figures;
-  std::vector<std::string> notes;  // why a figure is missing or what to change
-  nlohmann::json options;          // every knob value used
+  std::vector<Phase> phases;
+  std::vector<std::string> notes;   // why a figure is missing or what to change
+  std::vector<std::string> errors;  // failures not tied to one request record (exit status 1)
+  nlohmann::json options;           // every knob value used
   double wall_ms = 0;
 };
 
@@ -59,5 +68,6 @@ void run_three_sessions(RunContext& ctx, ScenarioResult& out);
 void run_hol_sequential(RunContext& ctx, ScenarioResult& out);
 void run_agents(RunContext& ctx, ScenarioResult& out);
 void run_throughput(RunContext& ctx, ScenarioResult& out);
+void run_connections(RunContext& ctx, ScenarioResult& out);
 
 }  // namespace baton::bench

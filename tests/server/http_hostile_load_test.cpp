@@ -227,7 +227,9 @@ TEST(HostileLoad, MemoryPerRequestIsBoundedBySize) {
   long growth = peak_rss_mb() - before;
   EXPECT_EQ(refused.load(), 16);
   // Client copies of the bodies count here too (16 × 8 MB).
-  if (!kSanitized) EXPECT_LT(growth, 1024) << "peak RSS grew by " << growth << " MB";
+  if (!kSanitized) {
+    EXPECT_LT(growth, 1024) << "peak RSS grew by " << growth << " MB";
+  }
   std::printf("[ info ] 16 concurrent 8 MB bodies: peak RSS +%ld MB (client and server)\n",
               growth);
   EXPECT_TRUE(health_ok(h));
@@ -259,6 +261,59 @@ TEST(HostileLoad, ShutdownEndsEveryStreamProperly) {
                                                                            longie.received().size() - 300);
   EXPECT_NE(longie.received().find("data: [DONE]"), std::string::npos);
   h.reset();
+}
+
+}  // namespace
+}  // namespace baton::server::testing
+
+namespace baton::server::testing {
+namespace {
+
+// A client that stops reading: its request fails after --send-stall-timeout-ms (here far below
+// the old fixed 30 s socket timeout) and its connection is closed; others are unaffected.
+TEST(HostileLoad, StalledReaderIsDroppedAfterTheSendStallTimeout) {
+  FixtureOptions o;
+  o.sched.send_stall_timeout_ms = 300;
+  o.server.send_stall_ms = 300;
+  o.sched.ctx = 65536;  // far more output than the kernel's socket buffers hold
+  ServerHarness h(o);
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int small = 1024;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(h.port()));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  std::string body = R"({"prompt":"abc","max_tokens":65000,"ignore_eos":true,"stream":true})";
+  std::string req = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                    std::to_string(body.size()) + "\r\n\r\n" + body;
+  ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+  // Loopback sockets absorb a few MB before a write blocks; then the deadline runs.
+  bool gone = false;
+  for (int i = 0; i < 400 && !gone; ++i) {
+    std::this_thread::sleep_for(50ms);
+    gone = h.wait_idle(10) && h.http().counters().open_connections <= 0;
+  }
+  EXPECT_TRUE(gone) << "the stalled stream still holds its request or connection";
+  auto m = h.loop().metrics();
+  EXPECT_GE(m.requests_total["failed"] + m.requests_total["cancelled"], 1u)
+      << "ok=" << m.requests_total["ok"] << " generated=" << m.generation_tokens_total;
+  EXPECT_TRUE(health_ok(h));
+  ::close(fd);
+}
+
+// --max-tokens-limit defaults to the context, not a fixed 4096.
+TEST(HostileLoad, MaxTokensLimitDefaultsToTheContext) {
+  FixtureOptions o;
+  o.sched.ctx = 256;
+  ServerHarness h(o);
+  auto r = h.client()->Post("/v1/completions", R"({"prompt":"a","max_tokens":300})",
+                            "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("256"), std::string::npos) << r->body;
+  EXPECT_EQ(r->body.find("4096"), std::string::npos) << r->body;
 }
 
 }  // namespace
