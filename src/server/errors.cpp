@@ -35,7 +35,8 @@ std::string error_body(const ApiError& e) {
   err["code"] = e.code.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.code);
   // Messages may quote client bytes (a path, a header); invalid UTF-8 becomes U+FFFD instead of
   // throwing.
-  return nlohmann::json{{"error", err}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return nlohmann::json{{"error", err}}.dump(-1, ' ', false,
+                                             nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace baton::server

@@ -1,8 +1,8 @@
 #include "server/http_connection.h"
 
-#include <boost/asio/post.hpp>
 #include <sys/socket.h>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
 
@@ -154,10 +154,9 @@ void Connection::read_head() {
   parser_->body_limit(hub_->opts.limits.max_body_bytes);
   stream_.expires_never();
   arm_deadline(hub_->opts.header_timeout);
-  http::async_read_header(stream_, buffer_, *parser_,
-                          [self = shared_from_this()](beast::error_code ec, size_t) {
-                            self->on_head(ec);
-                          });
+  http::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_head(ec); });
 }
 
 void Connection::arm_deadline(std::chrono::milliseconds d) {
@@ -223,8 +222,9 @@ void Connection::read_body() {
   set_phase(Phase::Body);
   stream_.expires_never();
   arm_deadline(hub_->opts.body_timeout);
-  http::async_read(stream_, buffer_, *parser_,
-                   [self = shared_from_this()](beast::error_code ec, size_t) { self->on_body(ec); });
+  http::async_read(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_body(ec); });
 }
 
 void Connection::on_body(beast::error_code ec) {
@@ -312,12 +312,13 @@ void Connection::start_async(std::shared_ptr<AsyncBody> body) {
     write_hold_ = std::make_shared<std::pair<decltype(head), decltype(sr)>>(head, sr);
     writing_ = true;
     stream_.expires_after(hub_->opts.send_timeout);
-    http::async_write_header(stream_, *sr, [self = shared_from_this()](beast::error_code ec, size_t) {
-      self->writing_ = false;
-      self->write_hold_.reset();
-      if (ec) return self->on_io_error(ec, "writing the stream head");
-      self->pump(false);
-    });
+    http::async_write_header(stream_, *sr,
+                             [self = shared_from_this()](beast::error_code ec, size_t) {
+                               self->writing_ = false;
+                               self->write_hold_.reset();
+                               if (ec) return self->on_io_error(ec, "writing the stream head");
+                               self->pump(false);
+                             });
   } else {
     pump(false);
   }
@@ -389,22 +390,22 @@ void Connection::write_chunk(std::string bytes, bool last) {
 
 // Notices a client that hangs up while its answer is still being generated.
 void Connection::watch_peer() {
-  stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this()](
-                                                          beast::error_code ec) {
-    if (ec || !self->body_ || self->phase() != Phase::Responding) return;
-    // A raw non-blocking peek: Asio's own receive() would block this I/O thread when the
-    // readiness was stale (the bytes already taken by a read).
-    char c;
-    ssize_t n = ::recv(self->stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-      return self->watch_peer();
-    }
-    if (n <= 0) {
-      self->body_->abandon("client closed the connection");
-      return self->close();
-    }
-    // A pipelined request: the client is alive; it is read after this response.
-  });
+  stream_.socket().async_wait(
+      tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
+        if (ec || !self->body_ || self->phase() != Phase::Responding) return;
+        // A raw non-blocking peek: Asio's own receive() would block this I/O thread when the
+        // readiness was stale (the bytes already taken by a read).
+        char c;
+        ssize_t n = ::recv(self->stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+          return self->watch_peer();
+        }
+        if (n <= 0) {
+          self->body_->abandon("client closed the connection");
+          return self->close();
+        }
+        // A pipelined request: the client is alive; it is read after this response.
+      });
 }
 
 void Connection::arm_keepalive() {

@@ -164,9 +164,9 @@ Dispatch HttpServer::Impl::dispatch(const RequestHead& head) {
     return d;
   }
   if (method != route->method) {
-    auto e = ApiError(
-        405, fmt::format("{} does not accept {}; use {}", path, method, route->method), "",
-        "invalid_request_error", "method_not_allowed");
+    auto e =
+        ApiError(405, fmt::format("{} does not accept {}; use {}", path, method, route->method), "",
+                 "invalid_request_error", "method_not_allowed");
     d.early = response_for(e);
     d.early->set_header("Allow", route->method);
     return d;

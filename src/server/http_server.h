@@ -30,10 +30,10 @@ struct ServerOptions {
   // Open connections. Past it, the connection that has waited longest for (or in) its request
   // head is closed to make room; when every one is busy with a request, 503.
   int max_connections = 1024;
-  int32_t max_tokens_limit = 0;  // set by attach()
-  double header_timeout_s = 10;  // a request head must arrive within this from its first byte
-  double body_timeout_s = 30;    // and its body within this after the head
-  double idle_timeout_s = 5;     // keep-alive connections wait this long for a next request
+  int32_t max_tokens_limit = 0;   // set by attach()
+  double header_timeout_s = 10;   // a request head must arrive within this from its first byte
+  double body_timeout_s = 30;     // and its body within this after the head
+  double idle_timeout_s = 5;      // keep-alive connections wait this long for a next request
   int64_t send_stall_ms = 30000;  // a write that makes no progress for this long drops the client
   int http_threads = 2;           // I/O threads (all connections are asynchronous)
   int handler_threads = 2;        // threads that parse and tokenize request bodies

@@ -83,7 +83,8 @@ bool Hub::evict_one() {
   }
   if (!victim) return false;
   log::debug("connection limit reached: closing the connection idle longest ({} s in {})",
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - victim->phase_since()).count(),
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - victim->phase_since())
+                 .count(),
              victim->phase() == Phase::Idle ? "idle" : "its request head");
   evicted++;
   victim->close_if_waiting();
@@ -131,9 +132,8 @@ int HttpTransport::start(const std::string& host, int port) {
   beast::error_code ec;
   auto addr = net::ip::make_address(host, ec);
   if (ec) {
-    throw std::runtime_error(
-        fmt::format("cannot listen on '{}': not an IP address; pass --host 127.0.0.1 or 0.0.0.0",
-                    host));
+    throw std::runtime_error(fmt::format(
+        "cannot listen on '{}': not an IP address; pass --host 127.0.0.1 or 0.0.0.0", host));
   }
   tcp::endpoint ep(addr, static_cast<unsigned short>(port));
   auto& acc = hub_->acceptor;

@@ -110,9 +110,8 @@ std::optional<ApiError> check_head(const RequestHead& head, const HeadLimits& li
                     "http_version_not_supported");
   }
   if (head.target().size() > limits.max_target_bytes) {
-    return ApiError(414,
-                    fmt::format("the request URL is over {} bytes", limits.max_target_bytes), "",
-                    "invalid_request_error", "uri_too_long");
+    return ApiError(414, fmt::format("the request URL is over {} bytes", limits.max_target_bytes),
+                    "", "invalid_request_error", "uri_too_long");
   }
   if (head.target().empty() || head.target().front() != '/') {
     return framing_error("the request target must be a path starting with '/'", "bad_target");
@@ -122,8 +121,8 @@ std::optional<ApiError> check_head(const RequestHead& head, const HeadLimits& li
   bool chunked = false;
   if (auto e = check_codings(head, has_length, chunked)) return e;
   if (method_carries_body(head.method()) && !has_length && !chunked) {
-    return ApiError(411, "a request body needs a Content-Length (or chunked transfer coding)",
-                    "", "invalid_request_error", "length_required");
+    return ApiError(411, "a request body needs a Content-Length (or chunked transfer coding)", "",
+                    "invalid_request_error", "length_required");
   }
   return std::nullopt;
 }
@@ -132,14 +131,12 @@ ApiError parse_error(const boost::beast::error_code& ec, bool start_line_parsed,
                      const HeadLimits& limits) {
   if (ec == http::error::header_limit) {
     if (!start_line_parsed) {
-      return ApiError(414,
-                      fmt::format("the request URL is over {} bytes", limits.max_target_bytes),
+      return ApiError(414, fmt::format("the request URL is over {} bytes", limits.max_target_bytes),
                       "", "invalid_request_error", "uri_too_long");
     }
-    return ApiError(431,
-                    fmt::format("the request headers are over {} KB in all",
-                                limits.max_head_bytes >> 10),
-                    "", "invalid_request_error", "headers_too_large");
+    return ApiError(
+        431, fmt::format("the request headers are over {} KB in all", limits.max_head_bytes >> 10),
+        "", "invalid_request_error", "headers_too_large");
   }
   if (ec == http::error::body_limit) {
     return ApiError(413,

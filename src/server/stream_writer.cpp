@@ -55,8 +55,8 @@ class SseBody : public GenerationBody {
   bool pull(bool keepalive_due, std::string& out, HttpResponse&) override {
     if (ended_) return true;
     if (job_.chat && !sent_role_) {
-      out += sse_data(chat_chunk_json(job_.meta, {{"role", "assistant"}, {"content", ""}}, "",
-                                      nullptr));
+      out += sse_data(
+          chat_chunk_json(job_.meta, {{"role", "assistant"}, {"content", ""}}, "", nullptr));
       sent_role_ = true;
     }
     GenerationDelta d;
@@ -93,10 +93,11 @@ class SseBody : public GenerationBody {
                     {"code", nullptr}}}};
       out += sse_data(err);
     } else {
-      out += sse_data(job_.chat
-                          ? chat_chunk_json(job_.meta, json::object(), gen_->finish_reason(), nullptr)
-                          : text_chunk_json(job_.meta, "", gen_->finish_reason(), nullptr));
-      if (job_.include_usage) out += sse_data(usage_chunk_json(job_.meta, job_.chat, gen_->usage()));
+      out += sse_data(
+          job_.chat ? chat_chunk_json(job_.meta, json::object(), gen_->finish_reason(), nullptr)
+                    : text_chunk_json(job_.meta, "", gen_->finish_reason(), nullptr));
+      if (job_.include_usage)
+        out += sse_data(usage_chunk_json(job_.meta, job_.chat, gen_->usage()));
     }
     out += sse_done();
   }
@@ -124,11 +125,11 @@ class JsonBody : public GenerationBody {
       return true;
     }
     bool lp = job_.logprobs;
-    json body =
-        job_.chat ? chat_response_json(job_.meta, text_, gen_->finish_reason(), gen_->usage(),
-                                       lp ? chat_logprobs_json(lps_) : json())
-                  : text_response_json(job_.meta, text_, gen_->finish_reason(), gen_->usage(),
-                                       lp ? completion_logprobs_json(lps_, 0) : json());
+    json body = job_.chat
+                    ? chat_response_json(job_.meta, text_, gen_->finish_reason(), gen_->usage(),
+                                         lp ? chat_logprobs_json(lps_) : json())
+                    : text_response_json(job_.meta, text_, gen_->finish_reason(), gen_->usage(),
+                                         lp ? completion_logprobs_json(lps_, 0) : json());
     res.status = 200;
     res.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
     return true;

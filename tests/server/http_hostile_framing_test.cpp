@@ -39,30 +39,32 @@ void expect_alive(const ServerHarness& h) {
 
 TEST(Hostile, InvalidUtf8AnywhereInTheHeadGetsA4xx) {
   ServerHarness h;
-  const std::vector<std::string> targets = {"/%ff", "/v1/models%c3", "/\xff", "/v1/\xc3\x28",
-                                            "/v1/models/%ff%fe", "/%c3/health"};
+  const std::vector<std::string> targets = {"/%ff",         "/v1/models%c3",     "/\xff",
+                                            "/v1/\xc3\x28", "/v1/models/%ff%fe", "/%c3/health"};
   for (const char* method : {"GET", "POST", "DELETE", "PUT", "FOO"}) {
     for (const auto& t : targets) {
-      std::string raw = exchange(h.port(), std::string(method) + " " + t +
-                                               " HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      std::string raw = exchange(
+          h.port(), std::string(method) + " " + t +
+                        " HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
       int st = status_of(raw);
       EXPECT_GE(st, 400) << method << " " << t << ": " << raw;
       EXPECT_LT(st, 500) << method << " " << t << ": " << raw;
       expect_error_shape(body_of(raw), std::string(method) + " " + t);
     }
   }
-  std::string raw = exchange(h.port(), "GET /health?x=%ff HTTP/1.1\r\nHost: \xff\xfe\r\n"
-                                       "X-A: \x80\r\nConnection: close\r\n\r\n");
+  std::string raw = exchange(h.port(),
+                             "GET /health?x=%ff HTTP/1.1\r\nHost: \xff\xfe\r\n"
+                             "X-A: \x80\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(status_of(raw), 200) << raw;
   expect_alive(h);
 }
 
 TEST(Hostile, GarbageRequestLinesAnswerAndClose) {
   ServerHarness h;
-  for (std::string junk : {std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11),
-                           std::string("GET\r\n\r\n"), std::string("GET / HTTP/9.9\r\n\r\n"),
-                           std::string(" / HTTP/1.1\r\n\r\n"), std::string("\r\n\r\n\r\n"),
-                           std::string("GET /health HTTP/1.1\r\nNoColon\r\n\r\n")}) {
+  for (std::string junk :
+       {std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11), std::string("GET\r\n\r\n"),
+        std::string("GET / HTTP/9.9\r\n\r\n"), std::string(" / HTTP/1.1\r\n\r\n"),
+        std::string("\r\n\r\n\r\n"), std::string("GET /health HTTP/1.1\r\nNoColon\r\n\r\n")}) {
     RawSocket s(h.port());
     s.send_all(junk);
     EXPECT_TRUE(s.wait_closed(5000)) << "connection left open after: " << junk;
@@ -111,8 +113,9 @@ TEST(Hostile, CompressedBodiesAreRefusedUnread) {
   ServerHarness h;
   RawSocket s(h.port());
   // Declares a large gzip body and sends none of it: the answer must not wait for it.
-  s.send_all("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\n"
-             "Content-Length: 500000\r\n\r\n");
+  s.send_all(
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\n"
+      "Content-Length: 500000\r\n\r\n");
   ASSERT_TRUE(s.read_until("\r\n\r\n", 2000)) << "no prompt answer to a gzip body";
   EXPECT_EQ(status_of(s.received()), 415) << s.received();
   EXPECT_TRUE(s.wait_closed(3000));
@@ -193,8 +196,10 @@ TEST(Hostile, ExpectContinueIsAnswered) {
   ServerHarness h;
   RawSocket s(h.port());
   std::string body = R"({"prompt":"abc","max_tokens":2})";
-  s.send_all("POST /v1/completions HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
-             "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n");
+  s.send_all(
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n");
   ASSERT_TRUE(s.read_until("100 Continue", 2000)) << s.received();
   s.send_all(body);
   ASSERT_TRUE(s.read_until("\"finish_reason\"", 5000)) << s.received();
@@ -204,8 +209,9 @@ TEST(Hostile, ExpectContinueIsAnswered) {
 TEST(Hostile, PipelinedRequestsAreAnsweredInOrder) {
   ServerHarness h;
   RawSocket s(h.port());
-  s.send_all("GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"
-             "GET /v1/models/fake-model HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  s.send_all(
+      "GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"
+      "GET /v1/models/fake-model HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   ASSERT_TRUE(s.wait_closed(5000));
   const std::string& raw = s.received();
   size_t a = raw.find("\"status\":\"ok\""), b = raw.find("\"object\":\"list\""),

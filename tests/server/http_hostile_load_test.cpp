@@ -1,10 +1,10 @@
 // Many hostile or slow clients at once: slowloris connections cannot lock out normal clients,
 // deadlines hold from the first byte, memory per request is bounded by its size, and a fixed
 // set of threads carries a thousand streams.
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
-#include <dirent.h>
 #include <fstream>
 #include <memory>
 #include <thread>
@@ -113,7 +113,8 @@ TEST(HostileLoad, BusySlotsGive503) {
   c.send_all("GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
   ASSERT_TRUE(c.read_until("\r\n\r\n"));
   EXPECT_EQ(c.received().rfind("HTTP/1.1 503", 0), 0u)
-      << c.received() << "\n--- a:\n" << a.received().substr(0, 400) << "\n--- b:\n"
+      << c.received() << "\n--- a:\n"
+      << a.received().substr(0, 400) << "\n--- b:\n"
       << b.received().substr(0, 400);
   EXPECT_NE(c.received().find("Retry-After: 1"), std::string::npos);
   EXPECT_GE(h.http().counters().rejected_connections, 1u);
@@ -217,8 +218,7 @@ TEST(HostileLoad, MemoryPerRequestIsBoundedBySize) {
   for (int i = 0; i < 16; ++i) {
     clients.emplace_back([&, i] {
       auto r = h.client(60)->Post("/v1/completions", i % 2 ? ids : text, "application/json");
-      if (r && r->status == 400 &&
-          parse(r->body)["error"]["code"] == "context_length_exceeded") {
+      if (r && r->status == 400 && parse(r->body)["error"]["code"] == "context_length_exceeded") {
         ++refused;
       }
     });
@@ -230,8 +230,7 @@ TEST(HostileLoad, MemoryPerRequestIsBoundedBySize) {
   if (!kSanitized) {
     EXPECT_LT(growth, 1024) << "peak RSS grew by " << growth << " MB";
   }
-  std::printf("[ info ] 16 concurrent 8 MB bodies: peak RSS +%ld MB (client and server)\n",
-              growth);
+  std::printf("[ info ] 16 concurrent 8 MB bodies: peak RSS +%ld MB (client and server)\n", growth);
   EXPECT_TRUE(health_ok(h));
 }
 
@@ -244,7 +243,8 @@ TEST(HostileLoad, ShutdownEndsEveryStreamProperly) {
   o.engine.sleep_us_per_step = 5000;
   auto h = std::make_unique<ServerHarness>(o);
   RawSocket shortie(h->port()), longie(h->port());
-  shortie.post("/v1/completions", R"({"prompt":"abc","max_tokens":40,"ignore_eos":true,"stream":true})");
+  shortie.post("/v1/completions",
+               R"({"prompt":"abc","max_tokens":40,"ignore_eos":true,"stream":true})");
   longie.post("/v1/completions",
               R"({"prompt":"abc","max_tokens":4000,"ignore_eos":true,"stream":true})");
   ASSERT_TRUE(shortie.read_until("data: "));
@@ -257,8 +257,8 @@ TEST(HostileLoad, ShutdownEndsEveryStreamProperly) {
   ASSERT_TRUE(longie.wait_closed(2000));
   EXPECT_NE(shortie.received().find("\"finish_reason\":\"length\""), std::string::npos);
   EXPECT_NE(shortie.received().find("data: [DONE]"), std::string::npos);
-  EXPECT_NE(longie.received().find("\"error\""), std::string::npos) << longie.received().substr(
-                                                                           longie.received().size() - 300);
+  EXPECT_NE(longie.received().find("\"error\""), std::string::npos)
+      << longie.received().substr(longie.received().size() - 300);
   EXPECT_NE(longie.received().find("data: [DONE]"), std::string::npos);
   h.reset();
 }
@@ -286,8 +286,9 @@ TEST(HostileLoad, StalledReaderIsDroppedAfterTheSendStallTimeout) {
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
   std::string body = R"({"prompt":"abc","max_tokens":65000,"ignore_eos":true,"stream":true})";
-  std::string req = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-                    std::to_string(body.size()) + "\r\n\r\n" + body;
+  std::string req =
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n\r\n" + body;
   ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
   // Loopback sockets absorb a few MB before a write blocks; then the deadline runs.
   bool gone = false;
@@ -308,8 +309,8 @@ TEST(HostileLoad, MaxTokensLimitDefaultsToTheContext) {
   FixtureOptions o;
   o.sched.ctx = 256;
   ServerHarness h(o);
-  auto r = h.client()->Post("/v1/completions", R"({"prompt":"a","max_tokens":300})",
-                            "application/json");
+  auto r =
+      h.client()->Post("/v1/completions", R"({"prompt":"a","max_tokens":300})", "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("256"), std::string::npos) << r->body;

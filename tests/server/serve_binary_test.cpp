@@ -104,9 +104,11 @@ TEST(ServeBinary, StalledClientCannotDelayShutdown) {
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   ASSERT_EQ(::connect(stalled, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
   std::string body = R"({"prompt":"a","max_tokens":4000,"ignore_eos":true,"stream":true})";
-  std::string req = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-                    std::to_string(body.size()) + "\r\n\r\n" + body;
-  ASSERT_EQ(::send(stalled, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+  std::string req =
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n\r\n" + body;
+  ASSERT_EQ(::send(stalled, req.data(), req.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(req.size()));
   RawSocket done(port);
   done.post("/v1/completions", R"({"prompt":"a","max_tokens":5,"ignore_eos":true,"stream":true})");
   ASSERT_TRUE(done.read_until("data: [DONE]", 10000)) << done.received();
