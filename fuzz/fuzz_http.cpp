@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static fuzzing::FuzzApp app;
   static const HeadLimits limits = fuzzing::fuzz_limits();
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  PipelineResult result = run_request_pipeline(bytes, limits, app, true);
+  PipelineResult result = run_request_pipeline(bytes, limits, app.app(), true);
   for (const auto& r : result.responses) {
     std::string why = fuzzing::check_response(r);
     if (!why.empty()) {

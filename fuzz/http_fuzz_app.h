@@ -1,24 +1,22 @@
 #pragma once
 // The server's request path without sockets or an engine, for fuzz_http and the corpus replay
 // test (tests/server/http_pipeline_corpus_test.cpp): run_request_pipeline (src/server/
-// request_pipeline.h) over an application that dispatches like HttpServer and runs its real
-// route handlers on a one-byte-per-token codec and a backend whose queue is always full. So
-// every request is parsed, routed, authenticated, validated and tokenized exactly as served,
-// and the first thing that would reach the engine is refused with 503 instead. No threads.
+// request_pipeline.h) over HttpServer's own application (HttpServer::app()), attached to a
+// one-byte-per-token codec and a backend whose queue is always full. So every request is
+// parsed, routed, authenticated, validated and tokenized exactly as served, and the first thing
+// that would reach the engine is refused with 503 instead. The server is never started: no
+// sockets, no threads.
 #include <fmt/format.h>
 
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "server/backend.h"
-#include "server/errors.h"
+#include "server/http_server.h"
+#include "server/http_transport.h"
 #include "server/request_pipeline.h"
-#include "server/server_routes.h"
 #include "server/text_codec.h"
 
 namespace baton::server::fuzzing {
@@ -71,111 +69,25 @@ class QueueFullBackend : public Backend {
   sched::SchedConfig cfg_;
 };
 
-// Dispatches like HttpServer::Impl::dispatch (src/server/http_server.cpp), whose route table is
-// private to that file: keep the two in step, or replace this with the server's own HttpApp
-// once HttpServer exposes it.
-class FuzzApp : public HttpApp {
+// HttpServer's own application (its dispatch, route table, auth and handlers) on the two
+// stand-ins above. The server is never started, so no socket is opened and no thread runs.
+class FuzzApp {
  public:
-  FuzzApp()
-      : ctx_{opts_,
-             backend_,
-             codec_,
-             ChatStyle::ChatML,
-             kFuzzCtx,
-             0,
-             [] {
-                     return ServerCounters{}; }} {
-    opts_.api_key = kFuzzApiKey;
-    opts_.model_id = kFuzzModel;
-    opts_.max_tokens_limit = kFuzzCtx;
-  }
+  FuzzApp() : server_(options()) { server_.attach(backend_, codec_); }
 
-  Dispatch dispatch(const RequestHead& head) override {
-    std::string_view path = target_path(head.target());
-    std::string_view method = head.method_string();
-    bool is_health = path == "/health" || path == "/v1/health";
-    Dispatch d;
-    if (is_health && method == "GET") {
-      d.handle = [](const HttpRequest&) {
-        HttpResponse res;
-        res.body = R"({"status":"ok"})";
-        return res;
-      };
-      return d;
-    }
-    auto route = is_health ? std::optional<Route>(Route{"GET", nullptr, false}) : find(path);
-    if (!route) {
-      d.early = response_for(
-          ApiError(404, fmt::format("no route {} {}", method, path), "", "", "not_found"));
-    } else if (method != route->method) {
-      d.early = response_for(ApiError(405, fmt::format("{} does not accept {}", path, method), "",
-                                      "invalid_request_error", "method_not_allowed"));
-      d.early->set_header("Allow", route->method);
-    } else if (!api_key_matches(head, opts_.api_key)) {
-      d.early = response_for(ApiError(401, "missing or wrong API key", "", "", "invalid_api_key"));
-    } else {
-      d.heavy = route->heavy;
-      d.handle = [this, fn = route->fn](const HttpRequest& req) { return run(fn, req); };
-    }
-    return d;
-  }
-  void on_response(int) override {}
-  HttpResponse error_response(const ApiError& e) override { return response_for(e); }
+  HttpApp& app() { return server_.app(); }
 
  private:
-  using RouteFn = void (*)(const ServeContext&, const HttpRequest&, HttpResponse&);
-  struct Route {
-    const char* method;
-    RouteFn fn;
-    bool heavy;
-  };
-
-  static std::optional<Route> find(std::string_view path) {
-    static const std::map<std::string, Route, std::less<>> routes = {
-        {"/v1/models", {"GET", handle_models, false}},
-        {"/models", {"GET", handle_models, false}},
-        {"/metrics", {"GET", handle_metrics, false}},
-        {"/status", {"GET", handle_status, false}},
-        {"/v1/chat/completions", {"POST", handle_chat, true}},
-        {"/chat/completions", {"POST", handle_chat, true}},
-        {"/v1/completions", {"POST", handle_completion, true}},
-        {"/completions", {"POST", handle_completion, true}},
-        {"/tokenize", {"POST", handle_tokenize, true}},
-        {"/detokenize", {"POST", handle_detokenize, true}}};
-    auto it = routes.find(path);
-    if (it != routes.end()) return it->second;
-    for (std::string_view prefix : {"/v1/models/", "/models/"}) {
-      if (path.size() > prefix.size() && path.substr(0, prefix.size()) == prefix) {
-        return Route{"GET", handle_model, false};
-      }
-    }
-    return std::nullopt;
+  static ServerOptions options() {
+    ServerOptions o;
+    o.api_key = kFuzzApiKey;
+    o.model_id = kFuzzModel;
+    return o;
   }
 
-  static HttpResponse response_for(const ApiError& e) {
-    HttpResponse res;
-    send_error(res, e);
-    return res;
-  }
-
-  // As HttpServer's wrap(): ApiError is the answer; anything else is an internal error (500),
-  // which check_response reports, since no client input should cause one.
-  HttpResponse run(RouteFn fn, const HttpRequest& req) const {
-    HttpResponse res;
-    try {
-      fn(ctx_, req, res);
-    } catch (const ApiError& e) {
-      return response_for(e);
-    } catch (const std::exception& e) {
-      return response_for(ApiError(500, std::string("internal error: ") + e.what()));
-    }
-    return res;
-  }
-
-  ServerOptions opts_;
   ByteCodec codec_;
   QueueFullBackend backend_;
-  ServeContext ctx_;
+  HttpServer server_;  // last: destroyed before the codec and backend it holds
 };
 
 // The server's limits as `baton serve` sets them by default.

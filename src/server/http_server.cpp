@@ -224,4 +224,8 @@ ServerCounters HttpServer::counters() const {
   return impl_->counters();
 }
 
+HttpApp& HttpServer::app() {
+  return *impl_;
+}
+
 }  // namespace baton::server

@@ -40,6 +40,7 @@ struct ServerOptions {
 };
 
 struct ServeContext;  // what handlers see once the model is attached (server_routes.h)
+class HttpApp;        // what the transport drives (http_transport.h)
 
 class HttpServer {
  public:
@@ -60,6 +61,9 @@ class HttpServer {
   void stop(std::chrono::milliseconds drain = std::chrono::milliseconds(1000));
   int port() const { return port_; }
   ServerCounters counters() const;
+  // The application the transport drives; lets the fuzzer and tests run dispatch and the
+  // handlers without sockets (run_request_pipeline, request_pipeline.h).
+  HttpApp& app();
 
  private:
   class Impl;

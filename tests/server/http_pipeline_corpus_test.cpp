@@ -15,7 +15,7 @@ namespace {
 
 PipelineResult run(const std::string& bytes, bool eof = true) {
   static FuzzApp app;
-  return run_request_pipeline(bytes, fuzz_limits(), app, eof);
+  return run_request_pipeline(bytes, fuzz_limits(), app.app(), eof);
 }
 
 std::vector<int> statuses(const PipelineResult& r) {
