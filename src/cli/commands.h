@@ -11,6 +11,7 @@ int exit_code();
 
 void register_gguf(CLI::App& app);            // gguf info, gguf synth
 void register_tokenize(CLI::App& app);        // tokenize
+void register_template(CLI::App& app);        // template render
 void register_run(CLI::App& app);             // run
 void register_serve(CLI::App& app);           // serve
 void register_bench_engine(CLI::App& bench);  // bench engine

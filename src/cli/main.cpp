@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   baton::cli::register_bench_serve(*bench);
   baton::cli::register_gguf(app);
   baton::cli::register_tokenize(app);
+  baton::cli::register_template(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
