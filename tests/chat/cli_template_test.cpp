@@ -2,13 +2,13 @@
 // file and from a GGUF, the one-line error of a raising template, and independence from the
 // user's PYTHONHOME / PYTHONPATH.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "gguf/gguf_writer.h"
+#include "support/run_baton.h"
 #include "support/shared_files.h"
 
 namespace baton::chat {
@@ -16,26 +16,7 @@ namespace {
 
 using nlohmann::ordered_json;
 
-struct RunResult {
-  int status = -1;
-  std::string output;
-};
-
-// stderr is merged only when asked, so that stdout can be compared byte for byte.
-RunResult run_baton(const std::string& args, bool with_stderr = false,
-                    const std::string& env = "") {
-  std::string cmd =
-      env + " '" + testing::baton_binary() + "' " + args + (with_stderr ? " 2>&1" : "");
-  RunResult r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using testing::run_baton;
 
 void write_file(const std::filesystem::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
@@ -63,11 +44,12 @@ TEST(CliTemplate, GoldenCaseFromTemplateAndFromGguf) {
     SCOPED_TRACE(c.at("name").get<std::string>());
     write_file(dir / "ctx.json", c.at("context").dump(2));
     const std::string ctx = " --context '" + (dir / "ctx.json").string() + "'";
-    auto r = run_baton("template render --template '" + (dir / "t.jinja").string() + "'" + ctx);
+    auto r =
+        run_baton("template render --template '" + (dir / "t.jinja").string() + "'" + ctx, false);
     EXPECT_EQ(r.status, 0);
     EXPECT_EQ(r.output, c.at("expected").get<std::string>());
-    r = run_baton("template render --model '" + (dir / "m.gguf").string() + "' --name tool_use" +
-                  ctx);
+    r = run_baton(
+        "template render --model '" + (dir / "m.gguf").string() + "' --name tool_use" + ctx, false);
     EXPECT_EQ(r.status, 0);
     EXPECT_EQ(r.output, c.at("expected").get<std::string>());
     if (++checked == 2) break;  // each run starts an interpreter; two cases show it

@@ -1,32 +1,16 @@
 // `baton gguf info` and `baton gguf synth`, run as the real binary.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 
 #include "gguf/gguf_file.h"
+#include "support/run_baton.h"
 #include "support/shared_files.h"
 
 namespace baton::gguf {
 namespace {
 
-struct RunResult {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-};
-
-RunResult run_baton(const std::string& args) {
-  std::string cmd = "'" + testing::baton_binary() + "' " + args + " 2>&1";
-  RunResult r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using testing::run_baton;
 
 TEST(CliGguf, SynthThenInfo) {
   BATON_REQUIRE_BINARY();
