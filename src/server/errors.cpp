@@ -29,14 +29,17 @@ ApiError bad_request(const std::string& message, const std::string& param) {
   return ApiError(400, message, param);
 }
 
-std::string error_body(const ApiError& e) {
+nlohmann::json error_json(const ApiError& e) {
   nlohmann::json err = {{"message", e.what()}, {"type", e.type}};
   err["param"] = e.param.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.param);
   err["code"] = e.code.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.code);
+  return nlohmann::json{{"error", err}};
+}
+
+std::string error_body(const ApiError& e) {
   // Messages may quote client bytes (a path, a header); invalid UTF-8 becomes U+FFFD instead of
   // throwing.
-  return nlohmann::json{{"error", err}}.dump(-1, ' ', false,
-                                             nlohmann::json::error_handler_t::replace);
+  return error_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace baton::server

@@ -1,6 +1,7 @@
 #pragma once
 // OpenAI-style error bodies: {"error": {"message", "type", "param", "code"}}. Handlers throw
 // ApiError; the HTTP layer turns it into the status and body, so no handler formats errors itself.
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 
@@ -19,7 +20,8 @@ class ApiError : public std::runtime_error {
 
 // 400 invalid_request_error naming the field.
 ApiError bad_request(const std::string& message, const std::string& param = "");
-// The JSON body for an error.
+// The JSON body for an error, as an object (an SSE error event) and as text (a response body).
+nlohmann::json error_json(const ApiError& e);
 std::string error_body(const ApiError& e);
 // The default OpenAI error type for a status code.
 std::string error_type_for_status(int status);

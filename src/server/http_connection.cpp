@@ -201,20 +201,18 @@ void Connection::on_head(beast::error_code ec) {
     return respond(std::move(*d.early));
   }
   if (parser_->is_done()) return handle(std::move(d));
-  auto dispatch = std::make_shared<Dispatch>(std::move(d));
+  pending_ = std::move(d);
   auto expect = head[http::field::expect];
   if (beast::iequals(expect, "100-continue") && version_ == 11) {
     static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
     stream_.expires_after(hub_->opts.send_timeout);
     net::async_write(stream_, net::buffer(kContinue),
-                     [self = shared_from_this(), dispatch](beast::error_code wec, size_t) {
+                     [self = shared_from_this()](beast::error_code wec, size_t) {
                        if (wec) return self->on_io_error(wec, "writing 100 Continue");
-                       self->write_hold_ = dispatch;
                        self->read_body();
                      });
     return;
   }
-  write_hold_ = dispatch;
   read_body();
 }
 
@@ -228,8 +226,8 @@ void Connection::read_body() {
 }
 
 void Connection::on_body(beast::error_code ec) {
-  auto d = std::static_pointer_cast<Dispatch>(write_hold_);
-  write_hold_.reset();
+  Dispatch d = std::move(*pending_);
+  pending_.reset();
   if (disarm_deadline()) {
     hub_->timed_out++;
     return fail(ApiError(408, "the request body did not arrive in time (--body-timeout-s)", "",
@@ -237,7 +235,7 @@ void Connection::on_body(beast::error_code ec) {
   }
   if (ec && is_disconnect(ec) && ec != http::error::end_of_stream) return close();
   if (ec) return fail(parse_error(ec, true, hub_->opts.limits));
-  handle(std::move(*d));
+  handle(std::move(d));
 }
 
 void Connection::handle(Dispatch d) {

@@ -131,6 +131,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Clock::time_point last_write_;
   std::shared_ptr<WakeLink> wake_;
   std::shared_ptr<void> write_hold_;  // keeps the message being written alive
+  std::optional<Dispatch> pending_;   // the route of a request whose body is being read
 };
 
 }  // namespace baton::server

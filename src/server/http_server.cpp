@@ -22,12 +22,15 @@ using RouteFn = void (*)(const ServeContext&, const HttpRequest&, HttpResponse&)
 struct Route {
   const char* method;
   RouteFn fn;
-  bool heavy;  // parses a body or tokenizes: runs on the handler threads
+  bool heavy;             // parses a body or tokenizes: runs on the handler threads
+  bool needs_key = true;  // false: answered without the API key (health checks)
 };
 
 // Every exact path the server answers; GET /v1/models/{id} is matched by prefix.
 const std::map<std::string, Route, std::less<>>& routes() {
   static const std::map<std::string, Route, std::less<>> r = {
+      {"/health", {"GET", handle_health, false, false}},
+      {"/v1/health", {"GET", handle_health, false, false}},
       {"/v1/models", {"GET", handle_models, false}},
       {"/models", {"GET", handle_models, false}},
       {"/metrics", {"GET", handle_metrics, false}},
@@ -84,7 +87,6 @@ class HttpServer::Impl : public HttpApp {
     ++responses[status];
   }
   HttpResponse error_response(const ApiError& e) override { return response_for(e); }
-  Dispatch health() const;
   Dispatch wrap(Route r) const;
   ServerCounters counters() const {
     ServerCounters c;
@@ -117,17 +119,6 @@ TransportOptions HttpServer::Impl::transport_options() const {
   return t;
 }
 
-Dispatch HttpServer::Impl::health() const {
-  Dispatch d;
-  d.handle = [this](const HttpRequest&) {
-    if (!ctx.load()) return response_for(loading_error());
-    HttpResponse res;
-    res.body = R"({"status":"ok"})";
-    return res;
-  };
-  return d;
-}
-
 Dispatch HttpServer::Impl::wrap(Route r) const {
   Dispatch d;
   d.heavy = r.heavy;
@@ -152,9 +143,7 @@ Dispatch HttpServer::Impl::dispatch(const RequestHead& head) {
   std::string_view path = target_path(head.target());
   std::string_view method = head.method_string();
   Dispatch d;
-  bool is_health = path == "/health" || path == "/v1/health";
-  if (is_health && method == "GET") return health();
-  auto route = is_health ? std::optional<Route>(Route{"GET", nullptr, false}) : find_route(path);
+  auto route = find_route(path);
   if (!route) {
     d.early = response_for(ApiError(404,
                                     fmt::format("no route {} {}; see /v1/models, "
@@ -171,14 +160,16 @@ Dispatch HttpServer::Impl::dispatch(const RequestHead& head) {
     d.early->set_header("Allow", route->method);
     return d;
   }
-  if (!opts.api_key.empty() && !api_key_matches(head, opts.api_key)) {
+  if (route->needs_key && !opts.api_key.empty() && !api_key_matches(head, opts.api_key)) {
     d.early = response_for(ApiError(401,
                                     "missing or wrong API key: send 'Authorization: Bearer <key>' "
                                     "(the key given by --api-key or BATON_API_KEY)",
                                     "", "", "invalid_api_key"));
     return d;
   }
-  if (!ctx.load()) {
+  // While the model loads, a request with a body is refused before the body is read; the
+  // others (health checks poll here) get the same 503 from wrap() on a connection kept open.
+  if (route->heavy && !ctx.load()) {
     d.early = response_for(loading_error());
     return d;
   }

@@ -1,4 +1,4 @@
-// GET /v1/models, /metrics, /status; POST /tokenize, /detokenize.
+// GET /health, /v1/models, /metrics, /status; POST /tokenize, /detokenize.
 #include <fmt/format.h>
 
 #include "server/errors.h"
@@ -27,6 +27,10 @@ json model_json(const ServeContext& c) {
 }
 
 }  // namespace
+
+void handle_health(const ServeContext&, const HttpRequest&, HttpResponse& res) {
+  res.body = R"({"status":"ok"})";
+}
 
 void handle_models(const ServeContext& c, const HttpRequest&, HttpResponse& res) {
   send_json(res, {{"object", "list"}, {"data", json::array({model_json(c)})}});

@@ -25,6 +25,8 @@ struct ServeContext {
 
 void handle_chat(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
 void handle_completion(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
+// GET /health once the model is attached (before, the server answers 503 "loading").
+void handle_health(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
 void handle_models(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
 // GET /v1/models/{id}: the served model, or 404 for any other id.
 void handle_model(const ServeContext& c, const HttpRequest& req, HttpResponse& res);

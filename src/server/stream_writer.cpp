@@ -32,6 +32,13 @@ class GenerationBody : public AsyncBody {
   }
 
  protected:
+  // The error a failed, cancelled or shut-down request ends with (500 or 503).
+  ApiError generation_error() const {
+    ApiError err(gen_->error_status(), gen_->error());
+    if (gen_->error_status() == 503) err.retry_after_s = 1;
+    return err;
+  }
+
   // Everything available now, without waiting.
   bool drain(GenerationDelta& d) {
     for (;;) {
@@ -85,13 +92,7 @@ class SseBody : public GenerationBody {
   void finish(std::string& out) {
     ended_ = true;
     if (gen_->failed()) {
-      int st = gen_->error_status();
-      json err = {{"error",
-                   {{"message", gen_->error()},
-                    {"type", st >= 500 && st != 503 ? "server_error" : "overloaded_error"},
-                    {"param", nullptr},
-                    {"code", nullptr}}}};
-      out += sse_data(err);
+      out += sse_data(error_json(generation_error()));
     } else {
       out += sse_data(
           job_.chat ? chat_chunk_json(job_.meta, json::object(), gen_->finish_reason(), nullptr)
@@ -119,9 +120,7 @@ class JsonBody : public GenerationBody {
     lps_.insert(lps_.end(), d.logprobs.begin(), d.logprobs.end());
     if (!done) return false;
     if (gen_->failed()) {
-      ApiError err(gen_->error_status(), gen_->error());
-      if (gen_->error_status() == 503) err.retry_after_s = 1;
-      send_error(res, err);
+      send_error(res, generation_error());
       return true;
     }
     bool lp = job_.logprobs;

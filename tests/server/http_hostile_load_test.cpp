@@ -277,19 +277,10 @@ TEST(HostileLoad, StalledReaderIsDroppedAfterTheSendStallTimeout) {
   o.server.send_stall_ms = 300;
   o.sched.ctx = 65536;  // far more output than the kernel's socket buffers hold
   ServerHarness h(o);
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  int small = 1024;
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(h.port()));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-  std::string body = R"({"prompt":"abc","max_tokens":65000,"ignore_eos":true,"stream":true})";
-  std::string req =
-      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
-      "\r\n\r\n" + body;
-  ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+  RawSocket stalled(h.port(), 1024);
+  ASSERT_TRUE(stalled.ok());
+  stalled.post("/v1/completions",
+               R"({"prompt":"abc","max_tokens":65000,"ignore_eos":true,"stream":true})");
   // Loopback sockets absorb a few MB before a write blocks; then the deadline runs.
   bool gone = false;
   for (int i = 0; i < 400 && !gone; ++i) {
@@ -301,7 +292,6 @@ TEST(HostileLoad, StalledReaderIsDroppedAfterTheSendStallTimeout) {
   EXPECT_GE(m.requests_total["failed"] + m.requests_total["cancelled"], 1u)
       << "ok=" << m.requests_total["ok"] << " generated=" << m.generation_tokens_total;
   EXPECT_TRUE(health_ok(h));
-  ::close(fd);
 }
 
 // --max-tokens-limit defaults to the context, not a fixed 4096.

@@ -1,4 +1,5 @@
 // `baton serve` as a process: /health goes 503 → 200, it answers, and SIGINT/SIGTERM exit 0.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
@@ -43,7 +44,7 @@ int wait_exit(pid_t pid, int timeout_ms) {
 // Makes a synthetic model and starts `baton serve` on it; returns once /health answers 200.
 void spawn_server(int ctx, const std::vector<std::string>& extra, pid_t& pid, int& port) {
   auto dir = baton::testing::scratch_dir();
-  std::string model = (dir / ("m" + std::to_string(ctx) + ".gguf")).string();
+  std::string model = (dir / fmt::format("m{}.gguf", ctx)).string();
   std::string synth = baton::testing::baton_binary() + " gguf synth " + model +
                       " --byte-vocab --ctx " + std::to_string(ctx) + " --threads 1 > /dev/null";
   ASSERT_EQ(std::system(synth.c_str()), 0);
@@ -95,20 +96,10 @@ TEST(ServeBinary, StalledClientCannotDelayShutdown) {
   spawn_server(4096, {"--shutdown-grace-s", "1", "--parallel", "2"}, pid, port);
   if (HasFatalFailure()) return;
   // A tiny receive window so the server's writes stall once a few KB are in flight.
-  int stalled = ::socket(AF_INET, SOCK_STREAM, 0);
-  int small = 1024;
-  ::setsockopt(stalled, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(stalled, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-  std::string body = R"({"prompt":"a","max_tokens":4000,"ignore_eos":true,"stream":true})";
-  std::string req =
-      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
-      "\r\n\r\n" + body;
-  ASSERT_EQ(::send(stalled, req.data(), req.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(req.size()));
+  RawSocket stalled(port, 1024);
+  ASSERT_TRUE(stalled.ok());
+  stalled.post("/v1/completions",
+               R"({"prompt":"a","max_tokens":4000,"ignore_eos":true,"stream":true})");
   RawSocket done(port);
   done.post("/v1/completions", R"({"prompt":"a","max_tokens":5,"ignore_eos":true,"stream":true})");
   ASSERT_TRUE(done.read_until("data: [DONE]", 10000)) << done.received();
@@ -118,7 +109,7 @@ TEST(ServeBinary, StalledClientCannotDelayShutdown) {
   ::kill(pid, SIGTERM);
   int status = wait_exit(pid, 15000);
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ::close(stalled);
+  stalled.close();
   ASSERT_NE(status, -1) << "baton serve did not exit after SIGTERM";
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_LT(took, 2.0 + 0.5) << "exit took " << took << " s with --shutdown-grace-s 1";

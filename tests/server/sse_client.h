@@ -42,8 +42,13 @@ inline std::vector<nlohmann::json> sse_json(const std::string& body) {
 
 class RawSocket {
  public:
-  explicit RawSocket(int port) {
+  // `receive_buffer` > 0: a small receive window, so that a client that never reads makes the
+  // server's writes block after a few KB (set before connect, as the window is negotiated then).
+  explicit RawSocket(int port, int receive_buffer = 0) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (receive_buffer > 0) {
+      ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof(receive_buffer));
+    }
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(static_cast<uint16_t>(port));
@@ -77,16 +82,9 @@ class RawSocket {
   bool read_until(const std::string& needle, int timeout_ms = 10000) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     while (received_.find(needle) == std::string::npos) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      deadline - std::chrono::steady_clock::now())
-                      .count();
-      if (left <= 0) return false;
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-      char buf[4096];
-      ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-      if (n <= 0) return received_.find(needle) != std::string::npos;
-      received_.append(buf, static_cast<size_t>(n));
+      Read r = read_some(deadline);
+      if (r == Read::Timeout) return false;
+      if (r == Read::Closed) return received_.find(needle) != std::string::npos;
     }
     return true;
   }
@@ -95,22 +93,32 @@ class RawSocket {
   bool wait_closed(int timeout_ms = 10000) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     for (;;) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      deadline - std::chrono::steady_clock::now())
-                      .count();
-      if (left <= 0) return false;
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-      char buf[4096];
-      ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-      if (n <= 0) return true;
-      received_.append(buf, static_cast<size_t>(n));
+      Read r = read_some(deadline);
+      if (r != Read::Data) return r == Read::Closed;
     }
   }
   int fd() const { return fd_; }
   void clear() { received_.clear(); }
 
  private:
+  enum class Read { Data, Closed, Timeout };
+  // Appends what arrives before the deadline (at most one recv).
+  Read read_some(std::chrono::steady_clock::time_point deadline) {
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      deadline - std::chrono::steady_clock::now())
+                      .count();
+      if (left <= 0) return Read::Timeout;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+      char buf[4096];
+      ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+      if (n <= 0) return Read::Closed;
+      received_.append(buf, static_cast<size_t>(n));
+      return Read::Data;
+    }
+  }
+
   int fd_ = -1;
   std::string received_;
 };
