@@ -191,9 +191,12 @@ class ConnectionsRun {
     p.open_at_with =
         streams ? p.at_with.ok - std::min(p.at_with.ok, p.at_with.done_events) : p.at_with.open;
     p.with = snapshot(ep);
-    // The server's own count is exact at the moment of the snapshot; the client's lags behind
-    // streams the server already finished but we have not read yet.
-    if (!std::isnan(p.with.conns) && !std::isnan(p.before.conns) && p.with.conns > p.before.conns)
+    // For streams the server's own count is exact at the moment of the snapshot; the client's
+    // lags behind streams the server already finished but we have not read yet. Idle
+    // connections are all settled, so the client's count is exact, while the server's delta
+    // can be off by the short-lived connections the /metrics and /health probes use.
+    if (streams && !std::isnan(p.with.conns) && !std::isnan(p.before.conns) &&
+        p.with.conns > p.before.conns)
       p.open_at_with = static_cast<std::size_t>(p.with.conns - p.before.conns);
     p.health_with = health_latencies_ms(ep, probes_, kProbeTimeoutS);
     if (streams) pump_until(pool, deadline, all_settled);
