@@ -161,18 +161,19 @@ void HttpTransport::stop(std::chrono::milliseconds drain) {
     beast::error_code ec;
     hub->acceptor.close(ec);
   });
+  // Waits until every connection is gone or `limit` has passed.
+  auto wait_all_closed = [this](std::chrono::milliseconds limit) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (hub_->open() > 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  };
   for (auto& c : hub_->snapshot()) c->begin_shutdown();
-  auto deadline = std::chrono::steady_clock::now() + drain;
-  while (hub_->open() > 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  wait_all_closed(drain);
   for (auto& c : hub_->snapshot()) c->force_close();
   // Closed sockets complete their pending operations with operation_aborted; give the I/O
   // threads a moment to run those handlers so the connections are destroyed in order.
-  auto settle = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-  while (hub_->open() > 0 && std::chrono::steady_clock::now() < settle) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  wait_all_closed(std::chrono::milliseconds(500));
   workers_->join();
   ioc_->stop();
   for (auto& t : threads_) t.join();
