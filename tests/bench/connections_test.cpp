@@ -2,18 +2,14 @@
 // connection is accepted, every stream finishes, and the server's memory figures are read.
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <cmath>
 #include <thread>
 
 #include "bench/mock_server.h"
 #include "bench/scenarios.h"
+#include "bench/serve_process.h"
 #include "support/shared_files.h"
-
-extern char** environ;
 
 namespace baton::bench {
 namespace {
@@ -29,70 +25,15 @@ class SynthServer {
       error_ = "baton gguf synth failed";
       return;
     }
-    port_ = testing::closed_port();
-    std::vector<std::string> args = {baton::testing::baton_binary(),
-                                     "serve",
-                                     "-m",
-                                     model,
-                                     "--port",
-                                     std::to_string(port_),
-                                     "--parallel",
-                                     "4",
-                                     "--max-connections",
-                                     "200",
-                                     "--max-queue",
-                                     "200"};
-    spawn(args);
-    wait_ready();
-  }
-
-  ~SynthServer() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    int st = 0;
-    for (int i = 0; i < 100 && ::waitpid(pid_, &st, WNOHANG) == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    if (::waitpid(pid_, &st, WNOHANG) == 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &st, 0);
-    }
+    error_ = proc_.start(model,
+                         {"--parallel", "4", "--max-connections", "200", "--max-queue", "200"}, 15);
   }
 
   const std::string& error() const { return error_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const { return proc_.url(); }
 
  private:
-  void spawn(std::vector<std::string>& args) {
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    if (posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ) != 0) pid_ = 0;
-    posix_spawn_file_actions_destroy(&fa);
-  }
-
-  void wait_ready() {
-    httplib::Client cli("127.0.0.1", port_);
-    cli.set_connection_timeout(std::chrono::milliseconds(200));
-    for (int i = 0; pid_ > 0 && i < 150; ++i) {
-      if (auto r = cli.Get("/v1/models"); r && r->status == 200) return;
-      int st = 0;
-      if (::waitpid(pid_, &st, WNOHANG) == pid_) {
-        pid_ = 0;
-        error_ = "baton serve exited at startup (status " + std::to_string(st) + ")";
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    error_ = "baton serve did not answer /v1/models within 15 s on port " + std::to_string(port_);
-  }
-
-  pid_t pid_ = 0;
-  int port_ = 0;
+  testing::ServeProcess proc_;
   std::string error_;
 };
 

@@ -2,18 +2,15 @@
 // Skips when the model is not on this machine or the binary cannot serve yet.
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <cmath>
+#include <memory>
 #include <thread>
 
 #include "bench/mock_server.h"
 #include "bench/scenarios.h"
+#include "bench/serve_process.h"
 #include "support/shared_files.h"
-
-extern char** environ;
 
 namespace baton::bench {
 namespace {
@@ -33,49 +30,11 @@ class RealServer : public ::testing::Test {
       skip_reason_ = std::string("`baton serve` is not implemented in this build");
       return;
     }
-    port_ = testing::closed_port();
-    std::vector<std::string> args = {
-        baton::testing::baton_binary(), "serve",      "-m", model.string(), "--port",
-        std::to_string(port_),          "--parallel", "4"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    if (posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ) != 0) pid_ = 0;
-    posix_spawn_file_actions_destroy(&fa);
-    httplib::Client cli("127.0.0.1", port_);
-    cli.set_connection_timeout(std::chrono::milliseconds(200));
-    for (int i = 0; pid_ > 0 && i < 300; ++i) {
-      if (auto r = cli.Get("/v1/models"); r && r->status == 200) return;
-      int st = 0;
-      if (::waitpid(pid_, &st, WNOHANG) == pid_) {
-        pid_ = 0;
-        start_error_ = "baton serve exited at startup (status " + std::to_string(st) + ")";
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    start_error_ =
-        "baton serve did not answer /v1/models within 30 s on port " + std::to_string(port_);
+    server_ = std::make_unique<testing::ServeProcess>();
+    start_error_ = server_->start(model.string(), {"--parallel", "4"}, 30);
   }
 
-  static void TearDownTestSuite() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      int st = 0;
-      for (int i = 0; i < 100 && ::waitpid(pid_, &st, WNOHANG) == 0; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-      if (::waitpid(pid_, &st, WNOHANG) == 0) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &st, 0);
-      }
-      pid_ = 0;
-    }
-  }
+  static void TearDownTestSuite() { server_.reset(); }
 
   void SetUp() override {
     if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
@@ -88,7 +47,7 @@ class RealServer : public ::testing::Test {
     opt.prompt_unit = 0.5;  // a 512-token vocabulary spends about two tokens per word
     opt.timeout_s = 60;
     opt.knobs = std::move(knobs);
-    auto ep = parse_endpoint("http://127.0.0.1:" + std::to_string(port_));
+    auto ep = parse_endpoint(server_->url());
     auto r = run_scenario(name, ep, opt, Clock::now() + std::chrono::seconds(120));
     for (const auto& q : r.requests) {
       EXPECT_TRUE(q.ok()) << q.label << ": " << (q.ok() ? "" : q.errors.front());
@@ -108,8 +67,7 @@ class RealServer : public ::testing::Test {
   }
 
   static inline std::string skip_reason_, start_error_;
-  static inline pid_t pid_ = 0;
-  static inline int port_ = 0;
+  static inline std::unique_ptr<testing::ServeProcess> server_;
 };
 
 TEST_F(RealServer, DecodeUnderPrefill) {
