@@ -20,6 +20,15 @@
 
 namespace baton::server {
 
+// How chat requests become prompts and how the model's answer is read back (docs: README "Chat
+// templates, tools and reasoning").
+struct ChatOptions {
+  std::string template_text;     // --chat-template FILE's text; empty: the model's own template
+  std::string template_kwargs;   // --chat-template-kwargs: a JSON object of extra variables
+  std::string tool_call_format;  // --tool-call-format; empty: detected from the template
+  bool reasoning = true;         // --reasoning-format: auto (true) or none (thinking stays inline)
+};
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;          // 0: any free port (tests)
@@ -37,6 +46,7 @@ struct ServerOptions {
   int64_t send_stall_ms = 30000;  // a write that makes no progress for this long drops the client
   int http_threads = 2;           // I/O threads (all connections are asynchronous)
   int handler_threads = 2;        // threads that parse and tokenize request bodies
+  ChatOptions chat;
 };
 
 struct ServeContext;  // what handlers see once the model is attached (server_routes.h)
@@ -53,8 +63,11 @@ class HttpServer {
   // the address cannot be bound.
   int start();
   // Starts serving the model. Backend and codec must outlive the server (or stop()).
-  // `max_tokens_limit` 0: the backend's context.
-  void attach(Backend& backend, const TextCodec& codec, int32_t max_tokens_limit = 0);
+  // `max_tokens_limit` 0: the backend's context. `model_template`: the GGUF's
+  // tokenizer.chat_template ("" when it has none). Throws std::runtime_error when the chat
+  // template (the model's or --chat-template's) does not compile or the chat options are invalid.
+  void attach(Backend& backend, const TextCodec& codec, int32_t max_tokens_limit = 0,
+              const std::string& model_template = "");
   // Stops listening, lets responses in progress finish for up to `drain` (their requests should
   // already be finished or cancelled, as after EngineLoop::shutdown), then closes everything.
   // Idempotent.
