@@ -195,7 +195,9 @@ int HttpServer::start() {
   return port_;
 }
 
-void HttpServer::attach(Backend& backend, const TextCodec& codec, int32_t max_tokens_limit) {
+void HttpServer::attach(Backend& backend, const TextCodec& codec, int32_t max_tokens_limit,
+                        const std::string& model_template) {
+  (void)model_template;
   // Handlers read the options only once the context below is published.
   impl_->opts.max_tokens_limit = max_tokens_limit > 0 ? max_tokens_limit : backend.config().ctx;
   ChatStyle style = codec.has_token("<|im_start|>") ? ChatStyle::ChatML : ChatStyle::Plain;
