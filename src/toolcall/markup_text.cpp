@@ -1,0 +1,116 @@
+#include "toolcall/markup_text.h"
+
+#include <cstdio>
+
+namespace baton::toolcall::markup {
+
+size_t partial_suffix(std::string_view text, std::string_view literal) {
+  size_t longest = std::min(text.size(), literal.empty() ? 0 : literal.size() - 1);
+  for (size_t n = longest; n > 0; --n)
+    if (text.substr(text.size() - n) == literal.substr(0, n)) return n;
+  return 0;
+}
+
+size_t incomplete_utf8_suffix(std::string_view text) {
+  // Look back at most 3 bytes for the lead byte of the last sequence.
+  for (size_t back = 1; back <= 3 && back <= text.size(); ++back) {
+    auto c = static_cast<unsigned char>(text[text.size() - back]);
+    if ((c & 0xC0) == 0x80) continue;  // continuation byte: keep looking for the lead
+    size_t need = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
+    return need > back ? back : 0;
+  }
+  return 0;
+}
+
+bool is_space(char c) {
+  return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
+
+std::string_view trim_right(std::string_view s) {
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::string_view trim_left(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  return s;
+}
+
+std::string_view trim(std::string_view s) {
+  return trim_left(trim_right(s));
+}
+
+size_t skip_space(std::string_view text, size_t pos) {
+  while (pos < text.size() && is_space(text[pos])) ++pos;
+  return pos;
+}
+
+void append_json_escaped(std::string& out, std::string_view s) {
+  for (char ch : s) {
+    switch (ch) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      default:
+        if (static_cast<unsigned char>(ch) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(ch));
+          out += buf;
+        } else {
+          out += ch;
+        }
+    }
+  }
+}
+
+std::string json_quote(std::string_view s) {
+  std::string out = "\"";
+  append_json_escaped(out, s);
+  out += '"';
+  return out;
+}
+
+size_t json_value_end(std::string_view text, size_t pos) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = pos; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"')
+      in_string = true;
+    else if (c == '{' || c == '[')
+      ++depth;
+    else if (c == '}' || c == ']') {
+      if (--depth <= 0) return i + 1;
+    }
+  }
+  return npos;
+}
+
+}  // namespace baton::toolcall::markup
