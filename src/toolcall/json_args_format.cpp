@@ -1,0 +1,112 @@
+#include "toolcall/json_args_format.h"
+
+#include <nlohmann/json.hpp>
+
+#include "toolcall/markup_scan.h"
+
+namespace baton::toolcall {
+
+using markup::Block;
+using markup::BlockResult;
+using markup::Cursor;
+using markup::Match;
+
+namespace {
+
+constexpr size_t kMaxHeader = 256;  // a longer "header" is prose, not markup
+
+class CallReader {
+ public:
+  CallReader(const JsonArgsSpec& spec, std::string_view text, bool final, ParsedOutput& out)
+      : spec_(spec), c_{text, 0}, final_(final), out_(out) {}
+
+  BlockResult block(size_t start) {
+    c_.pos = start;
+    if (spec_.section_open.empty()) return {call(), c_.pos};
+    Match m = c_.literals(spec_.section_open);
+    if (m != Match::yes) return {m == Match::partial ? Block::incomplete : Block::not_markup, 0};
+    for (bool first = true;; first = false) {
+      m = c_.literals(spec_.section_close);
+      if (m == Match::yes) return {Block::done, c_.pos};
+      if (final_ && !first && markup::skip_space(c_.text, c_.pos) == c_.text.size())
+        return {Block::done, c_.text.size()};
+      if (m == Match::partial) return {Block::incomplete, 0};
+      Block b = call();
+      if (b != Block::done) return {b == Block::not_markup && !first ? Block::malformed : b, 0};
+    }
+  }
+
+ private:
+  Block call() {
+    Match m = c_.literals(spec_.call_open);
+    if (m != Match::yes) return m == Match::partial ? Block::incomplete : Block::not_markup;
+    size_t stop = c_.find(spec_.header_end);
+    std::string_view header = c_.text.substr(c_.pos, stop == markup::npos ? stop : stop - c_.pos);
+    if (stop == markup::npos)
+      return header.size() > kMaxHeader ? Block::not_markup : Block::incomplete;
+    ToolCall call;
+    if (header.size() > kMaxHeader || !spec_.read_header(markup::trim(header), call))
+      return Block::not_markup;
+    c_.pos = markup::skip_space(c_.text, stop + spec_.header_end.size());
+    // The call is reported once its object has begun: prose that only looks like a header
+    // ("<function=name> is ...") stays content.
+    if (c_.at_end()) return Block::incomplete;
+    if (c_.text[c_.pos] != '{') return Block::not_markup;
+    out_.calls.push_back(std::move(call));
+    out_.last_call_open = true;
+    return arguments();
+  }
+
+  // The object's text as written: streamed as it grows, checked once whole.
+  Block arguments() {
+    ToolCall& call = out_.calls.back();
+    size_t start = c_.pos;
+    size_t end = markup::json_value_end(c_.text, start);
+    if (end == markup::npos) {
+      std::string_view part = c_.text.substr(start);
+      call.arguments = part.substr(0, part.size() - markup::incomplete_utf8_suffix(part));
+      return Block::incomplete;
+    }
+    std::string_view object = c_.text.substr(start, end - start);
+    auto parsed = nlohmann::json::parse(object, nullptr, false);
+    if (parsed.is_discarded() || !parsed.is_object()) return Block::malformed;
+    call.arguments = object;
+    c_.pos = end;
+    Match m = c_.literal(spec_.call_close.front());
+    if (m == Match::no) return Block::malformed;
+    if (m == Match::partial) return final_ ? Block::malformed : Block::incomplete;
+    out_.last_call_open = false;
+    for (size_t i = 1; i < spec_.call_close.size(); ++i) {
+      m = c_.literal(spec_.call_close[i]);
+      if (m == Match::no || (m == Match::partial && final_)) break;
+      if (m == Match::partial) return Block::incomplete;
+    }
+    return Block::done;
+  }
+
+  const JsonArgsSpec& spec_;
+  Cursor c_;
+  bool final_;
+  ParsedOutput& out_;
+};
+
+}  // namespace
+
+bool read_name_header(std::string_view header, ToolCall& call) {
+  if (header.empty()) return false;
+  for (char c : header)
+    if (markup::is_space(c) || c == '<' || c == '>' || c == '"' || c == '{') return false;
+  call.name = header;
+  return true;
+}
+
+ParsedOutput JsonArgsFormat::parse(std::string_view text, bool final) const {
+  std::string opener =
+      spec_.section_open.empty() ? spec_.call_open.front() : spec_.section_open.front();
+  return markup::scan_blocks(text, final, {opener},
+                             [&](std::string_view t, size_t start, bool fin, ParsedOutput& out) {
+                               return CallReader(spec_, t, fin, out).block(start);
+                             });
+}
+
+}  // namespace baton::toolcall
