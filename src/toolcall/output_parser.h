@@ -3,6 +3,17 @@
 // tool calls. Each push() re-parses everything generated so far with the OutputFormat and
 // returns what became certain since the last push, so content never carries markup and a tool
 // call's arguments arrive as fragments while they are generated.
+//
+// Rules:
+//  - Reasoning: with `enabled`, a leading open…close block (leading whitespace allowed), or
+//    with `starts_open` the text up to close, is reasoning; whitespace at its edges and right
+//    after the close marker is dropped (as transformers-style reasoning parsers strip it). An
+//    unclosed block is reasoning to the end. The format parses the rest.
+//  - Deltas never end inside a UTF-8 sequence (its bytes wait for the next push).
+//  - finish() never takes back what was sent. If the final parse contradicts a streamed call
+//    (generation was cut inside it, or it turned out malformed), the call stays as streamed
+//    and the final content not yet sent (which then holds the call's raw text) follows as
+//    content. Non-streamed responses should use parse_complete(), which has no such history.
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -14,8 +25,8 @@
 namespace baton::toolcall {
 
 struct ReasoningOptions {
-  bool enabled = true;         // false (--reasoning-format none): thinking stays in content
-  bool starts_open = false;    // the prompt ended inside a reasoning block (e.g. "<think>\n")
+  bool enabled = true;       // false (--reasoning-format none): thinking stays in content
+  bool starts_open = false;  // the prompt ended inside a reasoning block (e.g. "<think>\n")
   std::string open = "<think>";
   std::string close = "</think>";
 };
@@ -46,8 +57,13 @@ class OutputParser {
   // After finish(): the whole message, calls with their ids (the model's, or "call_…" made up
   // when the format has none). Concatenating every delta gives the same fields.
   const ParsedOutput& result() const { return sent_; }
+  // For a response that is not streamed: the final parse of the whole text at once, ids made
+  // up where the format has none. Unlike push() + finish(), a call that turns out malformed is
+  // only content here, never a call.
+  ParsedOutput parse_complete(std::string_view text) const;
 
  private:
+  ParsedOutput parse_text(std::string_view text, bool final) const;
   OutputDelta advance(bool final);
   std::unique_ptr<OutputFormat> format_;
   ReasoningOptions reasoning_;

@@ -1,0 +1,21 @@
+#pragma once
+// The first half of the format registry: the families whose calls carry JSON arguments
+// (Hermes, Llama 3, Firefunction, Mistral, DeepSeek). format_registry.cpp joins both halves.
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "toolcall/output_format.h"
+
+namespace baton::toolcall {
+
+std::unique_ptr<OutputFormat> make_format_a(std::string_view name, const FormatContext& ctx);
+std::vector<std::string> format_names_a();
+// "" when the template is not one of these families.
+std::string detect_format_a(std::string_view template_source);
+
+// One factory per family, each in its own file.
+std::unique_ptr<OutputFormat> make_hermes_format();
+
+}  // namespace baton::toolcall

@@ -1,0 +1,66 @@
+#pragma once
+// The checks every output format must pass, shared by the tests of all families:
+//  - expect_parses: the final parse equals what is expected; streaming the text through
+//    OutputParser in every split into two pieces, in single bytes and in random pieces gives
+//    deltas that add up to the same; every non-final parse of a prefix extends the previous.
+//  - expect_round_trip: a conversation whose last assistant message calls tools is rendered
+//    through a real model's chat template (a golden file in ../shared/chat-templates/), the
+//    text the model would have generated is cut out, and the format must parse the same calls
+//    back from it.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "toolcall/output_format.h"
+#include "toolcall/output_parser.h"
+
+namespace baton::toolcall::testing {
+
+struct CheckOptions {
+  // Markup comes back raw as content (a malformed call, or reasoning markers with reasoning
+  // off): the checks for markup in content and the final parse's monotonicity are off.
+  bool markup_is_content = false;
+};
+
+// Calls in `expected` with an empty id: the format has none of its own (the streamed calls then
+// must carry a made-up "call_…" id). Arguments are compared as parsed JSON.
+void expect_parses(const OutputFormat& format, std::string_view text, const ParsedOutput& expected,
+                   CheckOptions options = {});
+
+// Only the streaming check (b), through OutputParser with the given reasoning options; format
+// may be null (no tools).
+void expect_streams(const OutputFormat* format, const ReasoningOptions& reasoning,
+                    std::string_view text, const ParsedOutput& expected, CheckOptions options = {});
+
+// Only the monotonicity check (c).
+void expect_monotonic(const OutputFormat& format, std::string_view text, CheckOptions options = {});
+
+// A ParsedOutput for expectations: call(name, R"({"a": 1})") etc.
+ToolCall call(std::string name, std::string arguments, std::string id = "");
+ParsedOutput output(std::string content, std::vector<ToolCall> calls = {},
+                    std::string reasoning = "");
+
+struct RoundTripCall {
+  std::string name;
+  nlohmann::ordered_json arguments;
+  std::string id = "abcDEF123";  // 9 letters and digits, as Mistral's templates demand
+};
+
+struct RoundTripOptions {
+  std::string content;  // the assistant message's content next to its calls
+  // The model's reasoning, put in front of the cut-out text when the generation prompt opens a
+  // reasoning block (the history does not show it).
+  std::string reasoning = "I should call the tool.";
+  std::vector<std::string> end_markers;  // end-of-turn texts beyond the usual ones
+};
+
+// The default conversation's calls: get_weather (and search_files when `two`).
+std::vector<RoundTripCall> weather_calls(bool two);
+
+// Skips the test (GTEST_SKIP) when ../shared is missing; fails when the file is missing.
+void expect_round_trip(const std::string& golden_file, std::string_view format_name,
+                       const std::vector<RoundTripCall>& calls,
+                       const RoundTripOptions& options = {});
+
+}  // namespace baton::toolcall::testing
