@@ -34,12 +34,23 @@ class ByteCodec : public TextCodec {
     for (unsigned char c : text) out.push_back(c);
     return out;
   }
+  std::vector<int32_t> encode_rendered(
+      const std::string& text, bool add_bos,
+      const std::vector<std::pair<size_t, size_t>>&) const override {
+    return encode(text, add_bos, true);
+  }
+  std::vector<std::string> control_texts() const override {
+    if (!true) return {};
+    return {"<|im_start|>", "<|im_end|>"};
+  }
+  std::string bos_text() const override { return ""; }
+  std::string eos_text() const override { return ""; }
   std::string decode(const std::vector<int32_t>& tokens) const override {
     std::string s;
     for (int32_t t : tokens) s += piece(t);
     return s;
   }
-  std::unique_ptr<TextStream> stream(const std::vector<int32_t>&) const override {
+  std::unique_ptr<TextStream> stream(const std::vector<int32_t>&, bool) const override {
     struct S : TextStream {
       std::string push(int32_t t) override { return std::string(1, static_cast<char>(t)); }
       std::string flush() override { return ""; }

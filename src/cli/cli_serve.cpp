@@ -2,6 +2,7 @@
 // (GET /health answers 503 while the model loads), then the engine loop starts and the model is
 // attached. SIGINT/SIGTERM: the loop shuts down (running requests get --shutdown-grace-s to
 // finish), the listener stops, exit 0.
+#include <fmt/format.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -11,15 +12,18 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
 #include "cli/commands.h"
 #include "engine/llama_engine.h"
+#include "gguf/gguf_file.h"
 #include "sched/engine_loop.h"
 #include "server/backend.h"
 #include "server/http_server.h"
 #include "server/tokenizer_codec.h"
+#include "toolcall/output_format.h"
 #include "util/log.h"
 
 namespace baton::cli {
@@ -27,6 +31,8 @@ namespace {
 
 struct ServeArgs {
   std::string model;
+  std::string chat_template_file;
+  std::string reasoning_format = "auto";
   std::string alias;
   int threads = 0;
   int32_t max_tokens_limit = 0;  // 0: --ctx
@@ -88,7 +94,44 @@ std::string model_id_for(const ServeArgs& a) {
   return p.extension() == ".gguf" ? p.stem().string() : p.filename().string();
 }
 
+// The GGUF's chat templates (empty when it has none).
+server::ModelTemplates model_templates(const std::string& path) {
+  auto f = gguf::GgufFile::open(path);
+  server::ModelTemplates t;
+  if (f->has("tokenizer.chat_template")) t.chat = f->get_string("tokenizer.chat_template");
+  if (f->has("tokenizer.chat_template.tool_use")) {
+    t.tool_use = f->get_string("tokenizer.chat_template.tool_use");
+  }
+  return t;
+}
+
+// Chat flags checked before the model loads, so a typo fails in a second, not after loading.
+void read_chat_flags(ServeArgs& a) {
+  if (!a.chat_template_file.empty()) {
+    a.server.chat.template_text = read_file("--chat-template", a.chat_template_file);
+    if (a.server.chat.template_text.empty()) {
+      throw std::runtime_error("--chat-template " + a.chat_template_file + " is empty");
+    }
+  }
+  if (a.reasoning_format != "auto" && a.reasoning_format != "none") {
+    throw std::runtime_error(
+        "--reasoning-format must be 'auto' (split <think> into "
+        "reasoning_content) or 'none' (keep it in content)");
+  }
+  a.server.chat.reasoning = a.reasoning_format == "auto";
+  const auto& kw = a.server.chat.template_kwargs;
+  if (!kw.empty()) {
+    auto j = nlohmann::json::parse(kw, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      throw std::runtime_error(
+          "--chat-template-kwargs must be a JSON object, e.g. "
+          "'{\"enable_thinking\": false}'");
+    }
+  }
+}
+
 void serve(ServeArgs a, bool ctx_given) {
+  read_chat_flags(a);
   if (a.server.api_key.empty()) {
     if (const char* k = std::getenv("BATON_API_KEY")) a.server.api_key = k;
   }
@@ -112,7 +155,7 @@ void serve(ServeArgs a, bool ctx_given) {
   sched::EngineLoop loop(*eng, a.sched);
   loop.start();
   server::EngineLoopBackend backend(loop);
-  http.attach(backend, codec, a.max_tokens_limit);
+  http.attach(backend, codec, a.max_tokens_limit, model_templates(a.model));
   signals.set_serving();
   log::info("serving model '{}' ({}) at http://{}:{}  context {} tokens, vocab {}",
             a.server.model_id, a.model, a.server.host, port, a.sched.ctx, codec.n_vocab());
@@ -195,6 +238,17 @@ void register_serve(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--handler-threads", o.handler_threads,
                   "threads that parse and tokenize request bodies")
+      ->capture_default_str();
+  cmd->add_option("--chat-template", a->chat_template_file,
+                  "Jinja chat template file to use instead of the model's tokenizer.chat_template");
+  cmd->add_option("--chat-template-kwargs", o.chat.template_kwargs,
+                  "JSON object of extra template variables, e.g. '{\"enable_thinking\":false}' "
+                  "(a request's chat_template_kwargs add to them)");
+  cmd->add_option("--tool-call-format", o.chat.tool_call_format,
+                  "how the model writes tool calls (default: detected from the chat template): " +
+                      fmt::format("{}", fmt::join(toolcall::format_names(), ", ")));
+  cmd->add_option("--reasoning-format", a->reasoning_format,
+                  "auto: <think>…</think> goes to reasoning_content; none: it stays in content")
       ->capture_default_str();
   cmd->add_option("--max-tokens-limit", a->max_tokens_limit,
                   "largest max_tokens a request may ask for (default: --ctx)");

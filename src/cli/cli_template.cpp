@@ -24,14 +24,6 @@ struct RenderArgs {
   chat::RenderOptions options;
 };
 
-std::string read_file(const std::string& flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(flag + " " + path + ": cannot open for reading");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string template_from_gguf(const std::string& path, const std::string& name) {
   auto gguf = gguf::GgufFile::open(path);
   const std::string key =
@@ -93,6 +85,14 @@ void register_template(CLI::App& app) {
                   "the time strftime_now() formats (ISO 8601; default 2024-07-26T12:00:00)");
   cmd->add_option("--name", args->name, "use tokenizer.chat_template.NAME (e.g. tool_use)");
   cmd->callback([args] { run_render(*args); });
+}
+
+std::string read_file(const std::string& flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(flag + " " + path + ": cannot open for reading");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace baton::cli

@@ -3,10 +3,13 @@
 // callback stores its exit status with set_exit_code; errors thrown out of a callback are
 // printed by main as one line "baton: error: ..." with exit status 1.
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace baton::cli {
 
 void set_exit_code(int code);
+// The whole file; std::runtime_error "FLAG PATH: cannot open for reading" when it cannot.
+std::string read_file(const std::string& flag, const std::string& path);
 int exit_code();
 
 void register_gguf(CLI::App& app);            // gguf info, gguf synth

@@ -21,6 +21,8 @@ struct Job {
   bool chat = true;
   CommonRequest common;
   std::vector<int32_t> prompt;
+  std::shared_ptr<toolcall::OutputParser> parser;  // chat only
+  bool show_special = false;
 };
 
 RequestLimits request_limits(const ServeContext& c) {
@@ -100,13 +102,14 @@ void run_job(const ServeContext& c, Job job, HttpResponse& res) {
   check_model(c, job.common.model);
   int32_t max_tokens = resolve_max_tokens(c, job);
   auto handle = submit(c, job, max_tokens);
-  auto gen = std::make_unique<Generation>(handle, c.codec, job.common.stop,
-                                          job.common.sampling.logprobs, job.prompt);
+  auto gen = std::make_unique<Generation>(
+      handle, c.codec, job.common.stop, job.common.sampling.logprobs, job.prompt, job.show_special);
   ResponseMeta meta{make_response_id(job.chat ? "chatcmpl-" : "cmpl-"),
                     static_cast<int64_t>(std::time(nullptr)), c.opts.model_id};
   log::debug("req={} {} prompt={} max_tokens={} stream={}", handle->id(),
              job.chat ? "chat" : "completion", job.prompt.size(), max_tokens, job.common.stream);
-  StreamJob sj{job.chat, job.common.include_usage, job.common.sampling.logprobs, meta};
+  StreamJob sj{job.chat, job.common.include_usage, job.common.sampling.logprobs, meta,
+               std::move(job.parser)};
   res.async = job.common.stream ? make_sse_body(handle, std::move(gen), std::move(sj))
                                 : make_json_body(handle, std::move(gen), std::move(sj));
 }
@@ -119,7 +122,10 @@ void handle_chat(const ServeContext& c, const HttpRequest& req, HttpResponse& re
   Job job;
   job.chat = true;
   job.common = std::move(chat.common);
-  job.prompt = encode_chat(chat.messages, c.style, c.codec);
+  ChatPrompt prompt = build_chat_prompt(*c.chat, chat.chat, c.codec);
+  job.prompt = std::move(prompt.tokens);
+  job.show_special = prompt.show_special;
+  job.parser = std::make_shared<toolcall::OutputParser>(std::move(prompt.format), prompt.reasoning);
   run_job(c, std::move(job), res);
 }
 

@@ -6,10 +6,10 @@ using sched::FinishReason;
 
 Generation::Generation(std::shared_ptr<sched::RequestHandle> handle, const TextCodec& codec,
                        std::vector<std::string> stop, bool want_logprobs,
-                       const std::vector<int32_t>& prompt)
+                       const std::vector<int32_t>& prompt, bool show_special)
     : handle_(std::move(handle)),
       codec_(codec),
-      stream_(codec.stream(prompt)),
+      stream_(codec.stream(prompt, show_special)),
       stop_(std::move(stop)),
       want_logprobs_(want_logprobs),
       prompt_tokens_(static_cast<int32_t>(prompt.size())) {}

@@ -196,13 +196,14 @@ int HttpServer::start() {
 }
 
 void HttpServer::attach(Backend& backend, const TextCodec& codec, int32_t max_tokens_limit,
-                        const std::string& model_template) {
-  (void)model_template;
+                        const ModelTemplates& model_templates) {
+  auto chat = make_chat_setup(impl_->opts.chat, model_templates, codec);
+  log::info("chat template: {}; tool calls: {}; reasoning: {}", chat->origin, chat->tool_format,
+            chat->reasoning ? "split into reasoning_content" : "inline");
   // Handlers read the options only once the context below is published.
   impl_->opts.max_tokens_limit = max_tokens_limit > 0 ? max_tokens_limit : backend.config().ctx;
-  ChatStyle style = codec.has_token("<|im_start|>") ? ChatStyle::ChatML : ChatStyle::Plain;
   auto c = std::make_unique<ServeContext>(
-      ServeContext{impl_->opts, backend, codec, style, backend.config().ctx,
+      ServeContext{impl_->opts, backend, codec, std::move(chat), backend.config().ctx,
                    static_cast<int64_t>(std::time(nullptr)), [this] { return impl_->counters(); }});
   impl_->ctx_owner = std::move(c);
   impl_->ctx.store(impl_->ctx_owner.get());

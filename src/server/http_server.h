@@ -29,6 +29,16 @@ struct ChatOptions {
   bool reasoning = true;         // --reasoning-format: auto (true) or none (thinking stays inline)
 };
 
+// The chat templates a GGUF carries: tokenizer.chat_template and its "tool_use" variant
+// (tokenizer.chat_template.tool_use), used for requests with tools when present.
+struct ModelTemplates {
+  ModelTemplates() = default;
+  ModelTemplates(std::string chat_template) : chat(std::move(chat_template)) {}  // NOLINT
+  ModelTemplates(const char* chat_template) : chat(chat_template) {}             // NOLINT
+  std::string chat;
+  std::string tool_use;
+};
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;          // 0: any free port (tests)
@@ -63,11 +73,11 @@ class HttpServer {
   // the address cannot be bound.
   int start();
   // Starts serving the model. Backend and codec must outlive the server (or stop()).
-  // `max_tokens_limit` 0: the backend's context. `model_template`: the GGUF's
-  // tokenizer.chat_template ("" when it has none). Throws std::runtime_error when the chat
-  // template (the model's or --chat-template's) does not compile or the chat options are invalid.
+  // `max_tokens_limit` 0: the backend's context. `model_templates`: the GGUF's chat templates
+  // (empty when it has none). Throws std::runtime_error when the chat template (the model's or
+  // --chat-template's) does not compile or the chat options are invalid.
   void attach(Backend& backend, const TextCodec& codec, int32_t max_tokens_limit = 0,
-              const std::string& model_template = "");
+              const ModelTemplates& model_templates = {});
   // Stops listening, lets responses in progress finish for up to `drain` (their requests should
   // already be finished or cancelled, as after EngineLoop::shutdown), then closes everything.
   // Idempotent.

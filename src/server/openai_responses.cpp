@@ -76,10 +76,10 @@ json completion_logprobs_json(const std::vector<TokenLogprob>& lps, size_t text_
           {"text_offset", offsets}};
 }
 
-json chat_response_json(const ResponseMeta& m, const std::string& content,
+json chat_response_json(const ResponseMeta& m, const json& message,
                         const std::string& finish_reason, const Usage& u, const json& logprobs) {
   json choice = {{"index", 0},
-                 {"message", {{"role", "assistant"}, {"content", content}}},
+                 {"message", message},
                  {"logprobs", logprobs_or_null(logprobs)},
                  {"finish_reason", finish_or_null(finish_reason)}};
   return {{"id", m.id},
@@ -99,6 +99,39 @@ json chat_chunk_json(const ResponseMeta& m, const json& delta, const std::string
                  {"finish_reason", finish_or_null(finish_reason)}};
   return {{"id", m.id},       {"object", "chat.completion.chunk"}, {"created", m.created},
           {"model", m.model}, {"choices", json::array({choice})},  {"system_fingerprint", nullptr}};
+}
+
+json chat_message_json(const toolcall::ParsedOutput& msg) {
+  json m = {{"role", "assistant"}};
+  m["content"] = msg.content.empty() && !msg.calls.empty() ? json(nullptr) : json(msg.content);
+  if (!msg.reasoning.empty()) m["reasoning_content"] = msg.reasoning;
+  if (!msg.calls.empty()) {
+    json calls = json::array();
+    for (const auto& c : msg.calls) {
+      calls.push_back({{"id", c.id},
+                       {"type", "function"},
+                       {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+    }
+    m["tool_calls"] = std::move(calls);
+  }
+  return m;
+}
+
+json tool_call_delta(const toolcall::ToolCallDelta& d) {
+  json fn = {{"arguments", d.arguments}};
+  json out = {{"index", d.index}};
+  if (!d.name.empty()) {
+    fn = {{"name", d.name}, {"arguments", d.arguments}};
+    out["id"] = d.id;
+    out["type"] = "function";
+  }
+  out["function"] = std::move(fn);
+  return out;
+}
+
+std::string chat_finish_reason(const std::string& engine_reason,
+                               const toolcall::ParsedOutput& msg) {
+  return engine_reason == "stop" && !msg.calls.empty() ? "tool_calls" : engine_reason;
 }
 
 json text_response_json(const ResponseMeta& m, const std::string& text,

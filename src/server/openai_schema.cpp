@@ -109,59 +109,6 @@ void parse_common(const json& obj, const RequestLimits& limits, CommonRequest& o
   if (auto v = fields::string(obj, "user")) out.user = *v;
 }
 
-std::string content_text(const json& content, size_t index) {
-  std::string param = fmt::format("messages[{}].content", index);
-  if (content.is_null()) return "";
-  if (content.is_string()) return content.get<std::string>();
-  if (!content.is_array()) {
-    throw bad_request(param + " must be a string or an array of content parts", param);
-  }
-  std::string text;
-  for (const auto& part : content) {
-    if (!part.is_object() || !part.contains("type") || !part["type"].is_string()) {
-      throw bad_request(param + " parts must be objects with a string 'type'", param);
-    }
-    if (part["type"] != "text") {
-      throw bad_request(fmt::format("{}: content part type '{}' is not supported (only 'text')",
-                                    param, part["type"].get<std::string>()),
-                        param);
-    }
-    auto t = part.find("text");
-    if (t == part.end() || !t->is_string()) {
-      throw bad_request(param + " text parts need a string 'text'", param);
-    }
-    text += t->get<std::string>();
-  }
-  return text;
-}
-
-std::vector<ChatMessage> parse_messages(const json& obj) {
-  auto it = obj.find("messages");
-  if (it == obj.end() || it->is_null()) throw bad_request("'messages' is required", "messages");
-  if (!it->is_array()) throw bad_request("'messages' must be an array", "messages");
-  if (it->empty()) throw bad_request("'messages' must not be empty", "messages");
-  std::vector<ChatMessage> out;
-  for (size_t i = 0; i < it->size(); ++i) {
-    const json& m = (*it)[i];
-    std::string param = fmt::format("messages[{}]", i);
-    if (!m.is_object()) throw bad_request(param + " must be an object", param);
-    auto role = m.find("role");
-    if (role == m.end() || !role->is_string()) {
-      throw bad_request(param + ".role must be a string", param + ".role");
-    }
-    std::string r = role->get<std::string>();
-    if (r != "system" && r != "developer" && r != "user" && r != "assistant" && r != "tool") {
-      throw bad_request(fmt::format("{}.role '{}' is not one of system, developer, user, "
-                                    "assistant, tool",
-                                    param, r),
-                        param + ".role");
-    }
-    auto content = m.find("content");
-    out.push_back({r, content == m.end() ? "" : content_text(*content, i)});
-  }
-  return out;
-}
-
 }  // namespace
 
 namespace {
@@ -263,10 +210,6 @@ ChatRequest parse_chat_request(const std::string& body, const RequestLimits& lim
   json obj = parse_json_object(body, limits.max_array_items, limits.ctx);
   ChatRequest out;
   parse_common(obj, limits, out.common);
-  if (auto it = obj.find("tools");
-      it != obj.end() && !it->is_null() && !(it->is_array() && it->empty())) {
-    throw bad_request("tool calling is not supported yet: remove 'tools'", "tools");
-  }
   if (auto it = obj.find("response_format"); it != obj.end() && !it->is_null()) {
     if (!it->is_object() || it->value("type", json()) != "text") {
       throw bad_request("'response_format' other than {\"type\":\"text\"} is not supported yet",
@@ -280,10 +223,9 @@ ChatRequest parse_chat_request(const std::string& body, const RequestLimits& lim
   }
   out.common.sampling.logprobs = logprobs;
   out.common.sampling.top_logprobs = static_cast<int32_t>(top.value_or(0));
-  out.messages = parse_messages(obj);
-  size_t bytes = 0;
-  for (const auto& m : out.messages) bytes += m.content.size();
-  check_prompt_bytes(bytes, limits, "messages");
+  // Parsed again with key order kept for the template; the checks above bounded its size.
+  out.chat = parse_chat_fields(nlohmann::ordered_json::parse(body));
+  check_prompt_bytes(out.chat.text_bytes, limits, "messages");
   return out;
 }
 

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "engine/sampling_params.h"
+#include "server/chat_schema.h"
+#include "toolcall/output_parser.h"
 
 namespace baton::server {
 
@@ -35,14 +37,9 @@ struct CommonRequest {
   std::string user;
 };
 
-struct ChatMessage {
-  std::string role;  // system, developer, user, assistant, tool
-  std::string content;
-};
-
 struct ChatRequest {
   CommonRequest common;
-  std::vector<ChatMessage> messages;
+  ChatFields chat;  // messages, tools, tool_choice, chat_template_kwargs
 };
 
 struct CompletionRequest {
@@ -86,13 +83,22 @@ struct ResponseMeta {
   std::string model;
 };
 
-nlohmann::json chat_response_json(const ResponseMeta& m, const std::string& content,
+// `message`: {"role": "assistant", "content", and reasoning_content / tool_calls when present}.
+nlohmann::json chat_response_json(const ResponseMeta& m, const nlohmann::json& message,
                                   const std::string& finish_reason, const Usage& u,
                                   const nlohmann::json& logprobs);
 // A streamed chat chunk; `delta` is e.g. {"role":"assistant"} or {"content":"…"};
 // finish_reason empty → null.
 nlohmann::json chat_chunk_json(const ResponseMeta& m, const nlohmann::json& delta,
                                const std::string& finish_reason, const nlohmann::json& logprobs);
+// The assistant message of a parsed answer: content (null when only tool calls came),
+// reasoning_content and tool_calls when present.
+nlohmann::json chat_message_json(const toolcall::ParsedOutput& msg);
+// A streamed tool-call delta: {index, id, type, function: {name, arguments}} for a call's first
+// delta, {index, function: {arguments}} after.
+nlohmann::json tool_call_delta(const toolcall::ToolCallDelta& d);
+// "tool_calls" when a finished ("stop") answer called tools, else the engine's reason.
+std::string chat_finish_reason(const std::string& engine_reason, const toolcall::ParsedOutput& msg);
 nlohmann::json text_response_json(const ResponseMeta& m, const std::string& text,
                                   const std::string& finish_reason, const Usage& u,
                                   const nlohmann::json& logprobs);

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "server/backend.h"
-#include "server/chat_format.h"
+#include "server/chat_prompt.h"
 #include "server/http_server.h"
 #include "server/http_types.h"
 #include "server/text_codec.h"
@@ -17,7 +17,7 @@ struct ServeContext {
   const ServerOptions& opts;
   Backend& backend;
   const TextCodec& codec;
-  ChatStyle style = ChatStyle::Plain;
+  std::shared_ptr<const ChatSetup> chat;
   int32_t ctx = 0;      // most tokens one request may hold (prompt + generated)
   int64_t created = 0;  // unix time the model was attached (for /v1/models)
   std::function<ServerCounters()> counters;

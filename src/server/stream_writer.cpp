@@ -68,7 +68,7 @@ class SseBody : public GenerationBody {
     }
     GenerationDelta d;
     bool done = drain(d);
-    if (!d.empty()) out += sse_data(content_chunk(d));
+    if (!d.empty()) out += job_.chat ? chat_chunks(d) : sse_data(text_chunk(d));
     if (done) {
       finish(out);
       return true;
@@ -78,15 +78,33 @@ class SseBody : public GenerationBody {
   }
 
  private:
-  json content_chunk(const GenerationDelta& d) {
+  json text_chunk(const GenerationDelta& d) {
     json lp = nullptr;
     if (job_.logprobs && !d.logprobs.empty()) {
-      lp = job_.chat ? chat_logprobs_json(d.logprobs)
-                     : completion_logprobs_json(d.logprobs, text_offset_);
+      lp = completion_logprobs_json(d.logprobs, text_offset_);
     }
     text_offset_ += d.text.size();
-    if (job_.chat) return chat_chunk_json(job_.meta, {{"content", d.text}}, "", lp);
     return text_chunk_json(job_.meta, d.text, "", lp);
+  }
+
+  // The parser's view of the new text, one chunk per kind of delta; logprobs ride on the first
+  // (or on an empty content chunk while the parser holds the text back).
+  std::string chat_chunks(const GenerationDelta& d) {
+    json lp = job_.logprobs && !d.logprobs.empty() ? chat_logprobs_json(d.logprobs) : json();
+    return chat_delta_events(job_.parser->push(d.text), lp);
+  }
+
+  std::string chat_delta_events(const toolcall::OutputDelta& od, json lp) {
+    std::string out;
+    auto emit = [&](json delta) {
+      out += sse_data(chat_chunk_json(job_.meta, delta, "", lp));
+      lp = nullptr;
+    };
+    if (!od.reasoning.empty()) emit({{"reasoning_content", od.reasoning}});
+    if (!od.content.empty()) emit({{"content", od.content}});
+    for (const auto& call : od.calls) emit({{"tool_calls", json::array({tool_call_delta(call)})}});
+    if (!lp.is_null()) emit({{"content", ""}});
+    return out;
   }
 
   void finish(std::string& out) {
@@ -94,9 +112,13 @@ class SseBody : public GenerationBody {
     if (gen_->failed()) {
       out += sse_data(error_json(generation_error()));
     } else {
-      out += sse_data(
-          job_.chat ? chat_chunk_json(job_.meta, json::object(), gen_->finish_reason(), nullptr)
-                    : text_chunk_json(job_.meta, "", gen_->finish_reason(), nullptr));
+      std::string reason = gen_->finish_reason();
+      if (job_.chat) {
+        out += chat_delta_events(job_.parser->finish(), nullptr);
+        reason = chat_finish_reason(reason, job_.parser->result());
+      }
+      out += sse_data(job_.chat ? chat_chunk_json(job_.meta, json::object(), reason, nullptr)
+                                : text_chunk_json(job_.meta, "", reason, nullptr));
       if (job_.include_usage)
         out += sse_data(usage_chunk_json(job_.meta, job_.chat, gen_->usage()));
     }
@@ -116,7 +138,12 @@ class JsonBody : public GenerationBody {
   bool pull(bool, std::string&, HttpResponse& res) override {
     GenerationDelta d;
     bool done = drain(d);
-    text_ += d.text;
+    // The chat parser reads as the text arrives, so the work is spread over the generation.
+    if (job_.chat) {
+      job_.parser->push(d.text);
+    } else {
+      text_ += d.text;
+    }
     lps_.insert(lps_.end(), d.logprobs.begin(), d.logprobs.end());
     if (!done) return false;
     if (gen_->failed()) {
@@ -124,11 +151,17 @@ class JsonBody : public GenerationBody {
       return true;
     }
     bool lp = job_.logprobs;
-    json body = job_.chat
-                    ? chat_response_json(job_.meta, text_, gen_->finish_reason(), gen_->usage(),
-                                         lp ? chat_logprobs_json(lps_) : json())
-                    : text_response_json(job_.meta, text_, gen_->finish_reason(), gen_->usage(),
-                                         lp ? completion_logprobs_json(lps_, 0) : json());
+    json body;
+    if (job_.chat) {
+      job_.parser->finish();
+      const auto& msg = job_.parser->result();
+      body = chat_response_json(job_.meta, chat_message_json(msg),
+                                chat_finish_reason(gen_->finish_reason(), msg), gen_->usage(),
+                                lp ? chat_logprobs_json(lps_) : json());
+    } else {
+      body = text_response_json(job_.meta, text_, gen_->finish_reason(), gen_->usage(),
+                                lp ? completion_logprobs_json(lps_, 0) : json());
+    }
     res.status = 200;
     res.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
     return true;

@@ -12,6 +12,7 @@
 #include "server/generation.h"
 #include "server/http_types.h"
 #include "server/openai_schema.h"
+#include "toolcall/output_parser.h"
 
 namespace baton::server {
 
@@ -20,6 +21,8 @@ struct StreamJob {
   bool include_usage = false;
   bool logprobs = false;
   ResponseMeta meta;
+  // Chat: reads the generated text as reasoning, content and tool calls (null for completions).
+  std::shared_ptr<toolcall::OutputParser> parser;
 };
 
 std::shared_ptr<AsyncBody> make_sse_body(std::shared_ptr<sched::RequestHandle> handle,

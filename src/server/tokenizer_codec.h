@@ -11,7 +11,14 @@ class TokenizerCodec : public TextCodec {
   std::vector<int32_t> encode(const std::string& text, bool add_bos,
                               bool parse_special) const override;
   std::string decode(const std::vector<int32_t>& tokens) const override;
-  std::unique_ptr<TextStream> stream(const std::vector<int32_t>& prompt) const override;
+  std::vector<int32_t> encode_rendered(
+      const std::string& text, bool add_bos,
+      const std::vector<std::pair<size_t, size_t>>& literal) const override;
+  std::unique_ptr<TextStream> stream(const std::vector<int32_t>& prompt,
+                                     bool show_special) const override;
+  std::vector<std::string> control_texts() const override;
+  std::string bos_text() const override;
+  std::string eos_text() const override;
   std::string piece(int32_t token) const override;
   bool has_token(const std::string& text) const override;
   int32_t n_vocab() const override { return tok_.n_vocab(); }

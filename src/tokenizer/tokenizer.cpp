@@ -178,8 +178,19 @@ bool Tokenizer::is_control(int32_t id) const {
 // Special texts are cut out longest first over the whole text, as llama.cpp does. User-defined
 // tokens are always recognised (they are ordinary vocabulary the merges cannot produce);
 // control and unknown tokens only with parse_special.
-std::vector<Tokenizer::Fragment> Tokenizer::split_special(std::string_view text,
-                                                          bool parse_special) const {
+namespace {
+
+// Whether [off, off + len) overlaps a span of `spans` (sorted, disjoint).
+bool overlaps_any(const Tokenizer::Spans& spans, size_t off, size_t len) {
+  auto it = std::upper_bound(spans.begin(), spans.end(), off,
+                             [](size_t o, const auto& s) { return o < s.first + s.second; });
+  return it != spans.end() && it->first < off + len;
+}
+
+}  // namespace
+
+std::vector<Tokenizer::Fragment> Tokenizer::split_special(std::string_view text, bool parse_special,
+                                                          const Spans* literal) const {
   std::vector<Fragment> frags;
   if (text.empty()) return frags;
   frags.push_back({-1, 0, text.size()});
@@ -206,11 +217,16 @@ std::vector<Tokenizer::Fragment> Tokenizer::split_special(std::string_view text,
         continue;
       }
       const std::string_view raw = text.substr(f.off, f.len);
+      const bool guarded = literal != nullptr && types_[id] != TokenType::UserDefined;
       size_t pos = 0;
-      for (size_t hit; (hit = raw.find(piece, pos)) != std::string_view::npos;) {
+      for (size_t hit, from = 0; (hit = raw.find(piece, from)) != std::string_view::npos;) {
+        if (guarded && overlaps_any(*literal, f.off + hit, piece.size())) {
+          from = hit + 1;
+          continue;
+        }
         if (hit > pos) next.push_back({-1, f.off + pos, hit - pos});
         next.push_back({id, f.off + hit, piece.size()});
-        pos = hit + piece.size();
+        pos = from = hit + piece.size();
         changed = true;
       }
       if (pos < raw.size()) next.push_back({-1, f.off + pos, raw.size() - pos});
@@ -222,12 +238,22 @@ std::vector<Tokenizer::Fragment> Tokenizer::split_special(std::string_view text,
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos,
                                        bool parse_special) const {
+  return encode_fragments(text, add_bos, split_special(text, parse_special));
+}
+
+std::vector<int32_t> Tokenizer::encode_with_literals(std::string_view text, bool add_bos,
+                                                     const Spans& literal) const {
+  return encode_fragments(text, add_bos, split_special(text, true, &literal));
+}
+
+std::vector<int32_t> Tokenizer::encode_fragments(std::string_view text, bool add_bos,
+                                                 const std::vector<Fragment>& frags) const {
   std::vector<int32_t> out;
   out.reserve(text.size() / 3 + 2);
   if (add_bos && bos_id_ >= 0) out.push_back(bos_id_);
   bool prev_special = true;  // SentencePiece puts its space in front of the first text
   std::string scratch;
-  for (const auto& f : split_special(text, parse_special)) {
+  for (const auto& f : frags) {
     if (f.id >= 0) {
       out.push_back(f.id);
       prev_special = true;

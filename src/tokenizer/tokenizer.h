@@ -70,6 +70,14 @@ class Tokenizer {
   // Hugging Face do (MPT's whitespace-run tokens depend on it).
   std::vector<int32_t> encode(std::string_view text, bool add_bos,
                               bool parse_special = false) const;
+  // Byte ranges [first, first + second) of a text.
+  using Spans = std::vector<std::pair<size_t, size_t>>;
+  // encode() with special tokens parsed everywhere except that a control token's text is never
+  // recognised where it overlaps one of `literal` (sorted, disjoint): a rendered chat prompt,
+  // where those ranges hold what users and tools wrote, so their text cannot become control
+  // tokens while the template's own markers do.
+  std::vector<int32_t> encode_with_literals(std::string_view text, bool add_bos,
+                                            const Spans& literal) const;
   // skip_special drops control tokens. A SentencePiece vocabulary also drops the space its
   // encoder puts in front of the text and after each special token, so decode(encode(x)) == x.
   std::string decode(const std::vector<int32_t>& ids, bool skip_special = true) const;
@@ -113,7 +121,10 @@ class Tokenizer {
   void init_tokens(VocabSpec& spec);
   void init_merges(const std::vector<std::string>& merges);
   void init_special(const VocabSpec& spec);
-  std::vector<Fragment> split_special(std::string_view text, bool parse_special) const;
+  std::vector<Fragment> split_special(std::string_view text, bool parse_special,
+                                      const Spans* literal = nullptr) const;
+  std::vector<int32_t> encode_fragments(std::string_view text, bool add_bos,
+                                        const std::vector<Fragment>& frags) const;
   void encode_spm(std::string_view text, std::vector<int32_t>& out) const;
   void encode_bpe(std::string_view text, std::vector<int32_t>& out) const;
   int32_t lookup(std::string_view text) const;  // -1 when absent

@@ -26,10 +26,11 @@ export function runText(prompt, n) {
   return JSON.parse(out).text;
 }
 
-// The chat prompt baton serve builds for a model without <|im_start|> (server/chat_format.h).
+// The chat prompt baton serve builds for a model without a chat template or <|im_start|>
+// (its default transcript template, server/default_templates.h).
 export function plainChatPrompt(messages) {
   const role = (r) => (r === 'system' || r === 'developer' ? 'System'
-    : r === 'assistant' ? 'Assistant' : 'User');
+    : r === 'assistant' ? 'Assistant' : r === 'tool' ? 'Tool' : 'User');
   return messages.map((m) => `${role(m.role)}: ${m.content}\n`).join('') + 'Assistant:';
 }
 

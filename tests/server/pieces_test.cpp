@@ -5,7 +5,6 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "server/chat_format.h"
 #include "server/errors.h"
 #include "server/openai_schema.h"
 #include "server/sse.h"
@@ -72,14 +71,6 @@ TEST(Sse, InvalidUtf8DoesNotThrow) {
   EXPECT_EQ(out.substr(out.size() - 2), "\n\n");
 }
 
-TEST(ChatFormat, ChatMlAndPlain) {
-  std::vector<ChatMessage> msgs = {{"system", "Be brief."}, {"user", "Hi"}};
-  EXPECT_EQ(render_chat(msgs, ChatStyle::ChatML),
-            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
-            "<|im_start|>assistant\n");
-  EXPECT_EQ(render_chat(msgs, ChatStyle::Plain), "System: Be brief.\nUser: Hi\nAssistant:");
-}
-
 TEST(Errors, BodyShape) {
   ApiError e = bad_request("'temperature' must be between 0 and 2", "temperature");
   auto j = json::parse(error_body(e));
@@ -126,8 +117,8 @@ TEST(Schema, ParsesEveryChatField) {
   EXPECT_EQ(r.common.stop, (std::vector<std::string>{"a", "b"}));
   EXPECT_TRUE(r.common.sampling.logprobs);
   EXPECT_EQ(r.common.sampling.top_logprobs, 3);
-  ASSERT_EQ(r.messages.size(), 2u);
-  EXPECT_EQ(r.messages[1].content, "xy");
+  ASSERT_EQ(r.chat.messages.size(), 2u);
+  EXPECT_EQ(r.chat.messages[1]["content"], "xy");
 }
 
 TEST(Schema, CompletionPromptForms) {
@@ -174,7 +165,7 @@ TEST(Schema, ArrayOfObjectsParsesInLinearTime) {
 
 TEST(Responses, UsageAndChunkShapes) {
   ResponseMeta meta{"chatcmpl-1", 5, "m"};
-  auto r = chat_response_json(meta, "hi", "stop", {3, 2, 1}, nullptr);
+  auto r = chat_response_json(meta, chat_message_json({"", "hi", {}}), "stop", {3, 2, 1}, nullptr);
   EXPECT_EQ(r["object"], "chat.completion");
   EXPECT_EQ(r["usage"]["total_tokens"], 5);
   EXPECT_EQ(r["usage"]["prompt_tokens_details"]["cached_tokens"], 1);
@@ -184,6 +175,26 @@ TEST(Responses, UsageAndChunkShapes) {
   auto u = usage_chunk_json(meta, true, {1, 1, 0});
   EXPECT_TRUE(u["choices"].empty());
   EXPECT_NE(make_response_id("cmpl-"), make_response_id("cmpl-"));
+}
+
+TEST(Responses, ToolCallMessageAndDeltas) {
+  toolcall::ParsedOutput msg;
+  msg.reasoning = "think";
+  msg.calls.push_back({"call_1", "read", R"({"path": "a"})"});
+  auto m = chat_message_json(msg);
+  EXPECT_TRUE(m["content"].is_null()) << "only tool calls: content is null, as OpenAI sends";
+  EXPECT_EQ(m["reasoning_content"], "think");
+  EXPECT_EQ(m["tool_calls"][0]["id"], "call_1");
+  EXPECT_EQ(m["tool_calls"][0]["type"], "function");
+  EXPECT_EQ(m["tool_calls"][0]["function"]["arguments"], R"({"path": "a"})");
+  EXPECT_EQ(chat_finish_reason("stop", msg), "tool_calls");
+  EXPECT_EQ(chat_finish_reason("length", msg), "length");
+  EXPECT_EQ(chat_finish_reason("stop", {}), "stop");
+  auto first = tool_call_delta({2, "call_1", "read", "{\"pa"});
+  EXPECT_EQ(first, json::parse(R"({"index": 2, "id": "call_1", "type": "function",
+                                   "function": {"name": "read", "arguments": "{\"pa"}})"));
+  auto next = tool_call_delta({2, "", "", "th\""});
+  EXPECT_EQ(next, json::parse(R"({"index": 2, "function": {"arguments": "th\""}})"));
 }
 
 }  // namespace

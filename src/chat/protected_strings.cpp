@@ -1,0 +1,111 @@
+#include "chat/protected_strings.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace baton::chat {
+
+namespace {
+
+// U+F0000 leads every sentinel and U+F0001 + i names protected text i. Text that already holds
+// U+F0000 is itself protected (as text 0), so restore() never mistakes a user's character for
+// a sentinel.
+constexpr char32_t kLead = 0xF0000;
+constexpr size_t kMaxTexts = 0xFFFFD - 0xF0001;
+
+void append_utf8(std::string& out, char32_t c) {
+  out += static_cast<char>(0xF0 | (c >> 18));
+  out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+  out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+  out += static_cast<char>(0x80 | (c & 0x3F));
+}
+
+// The 4-byte character at `i`, or 0 when there is none.
+char32_t four_byte_at(std::string_view s, size_t i) {
+  if (i + 4 > s.size() || (static_cast<unsigned char>(s[i]) & 0xF8) != 0xF0) return 0;
+  char32_t c = static_cast<unsigned char>(s[i]) & 0x07;
+  for (size_t k = 1; k < 4; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if ((b & 0xC0) != 0x80) return 0;
+    c = (c << 6) | (b & 0x3F);
+  }
+  return c;
+}
+
+}  // namespace
+
+ProtectedStrings::ProtectedStrings(std::vector<std::string> texts) : by_byte_(256) {
+  std::string lead;
+  append_utf8(lead, kLead);
+  texts_.push_back(lead);
+  for (auto& t : texts) {
+    if (!t.empty() && t != lead) texts_.push_back(std::move(t));
+  }
+  if (texts_.size() > kMaxTexts) throw std::length_error("too many protected texts");
+  for (size_t i = 0; i < texts_.size(); ++i) {
+    by_byte_[static_cast<unsigned char>(texts_[i][0])].push_back(i);
+  }
+  for (auto& v : by_byte_) {
+    std::stable_sort(v.begin(), v.end(),
+                     [&](size_t a, size_t b) { return texts_[a].size() > texts_[b].size(); });
+  }
+}
+
+std::string ProtectedStrings::protect(std::string_view text) const {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const auto& candidates = by_byte_[static_cast<unsigned char>(text[i])];
+    size_t hit = texts_.size();
+    for (size_t k : candidates) {
+      if (text.compare(i, texts_[k].size(), texts_[k]) == 0) {
+        hit = k;
+        break;
+      }
+    }
+    if (hit == texts_.size()) {
+      out += text[i++];
+      continue;
+    }
+    append_utf8(out, kLead);
+    append_utf8(out, static_cast<char32_t>(kLead + 1 + hit));
+    i += texts_[hit].size();
+  }
+  return out;
+}
+
+void ProtectedStrings::protect(nlohmann::ordered_json& value) const {
+  if (value.is_string()) {
+    value = protect(value.get_ref<const std::string&>());
+  } else if (value.is_array()) {
+    for (auto& v : value) protect(v);
+  } else if (value.is_object()) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    for (auto& [k, v] : value.items()) {
+      protect(v);
+      out[protect(k)] = std::move(v);
+    }
+    value = std::move(out);
+  }
+}
+
+ProtectedStrings::Restored ProtectedStrings::restore(std::string_view rendered) const {
+  Restored r;
+  r.text.reserve(rendered.size());
+  for (size_t i = 0; i < rendered.size();) {
+    if (four_byte_at(rendered, i) == kLead) {
+      const char32_t tag = four_byte_at(rendered, i + 4);
+      if (tag > kLead && tag - kLead - 1 < texts_.size()) {
+        const std::string& original = texts_[tag - kLead - 1];
+        r.literal.emplace_back(r.text.size(), original.size());
+        r.text += original;
+        i += 8;
+        continue;
+      }
+    }
+    r.text += rendered[i++];
+  }
+  return r;
+}
+
+}  // namespace baton::chat
