@@ -75,7 +75,8 @@ inline nlohmann::ordered_json round_trip_tools() {
         "city": {"type": "string", "description": "City"},
         "days": {"type": "integer", "description": "Days"},
         "metric": {"type": "boolean", "description": "Metric"},
-        "where": {"type": "object", "description": "Where"}}, "required": ["city"]}}},
+        "where": {"type": "object", "description": "Where",
+                  "additionalProperties": {"type": "string"}}}, "required": ["city"]}}},
     {"type": "function", "function": {"name": "search_files", "description": "Search",
       "parameters": {"type": "object", "properties": {
         "pattern": {"type": "string", "description": "Pattern"}}, "required": ["pattern"]}}}])");
@@ -86,6 +87,9 @@ struct RoundTrip {
   std::vector<std::string> end_markers;  // the assistant's text ends before the first of these
   std::vector<std::string> think_ends = {"</think>", "</mm:think>"};
   bool objects = true;  // whether the template writes object arguments as JSON
+  // Where the message is not rendered after the generation prompt (Command R+ ends the prompt
+  // with a system turn): the message starts after this marker.
+  std::string starts_after = "";
 };
 
 // What the template makes the assistant say for `calls` (OpenAI tool_calls, arguments as
@@ -112,6 +116,8 @@ inline std::string render_assistant(const RoundTrip& rt, const std::string& sour
   // message starts at that tag.
   if (common < prompt.size()) common = std::min(common, full.rfind('<', common));
   std::string said = full.substr(common);
+  if (auto at = said.find(rt.starts_after); !rt.starts_after.empty() && at != std::string::npos)
+    said = said.substr(at + rt.starts_after.size());
   size_t end = said.size();
   for (const auto& m : rt.end_markers) end = std::min(end, said.find(m));
   said.resize(end);
