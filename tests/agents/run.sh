@@ -22,7 +22,12 @@ BATON="$(abs "$2")"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 SHARED="${BATON_SHARED_DIR:-$HERE/../../../shared}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/baton-agents.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
+# BATON_AGENTS_KEEP=1 keeps the scenarios' scripts, request logs and OpenCode projects.
+if [ "${BATON_AGENTS_KEEP:-0}" = 1 ]; then
+  echo "run.sh: keeping $WORK" >&2
+else
+  trap 'rm -rf "$WORK"' EXIT
+fi
 
 cd "$HERE"
 # npm ci again whenever the lock file changed since the last install.

@@ -42,7 +42,9 @@ int serve(const Args& a, const sigset_t& signals) {
   auto gguf = gguf::GgufFile::open(a.model);
   std::vector<agents::AddedToken> added;
   for (const auto& s : a.added) added.push_back(agents::parse_added_token(s));
-  auto tok = agents::load_tokenizer(*gguf, added, a.eot);
+  auto vocab = agents::load_vocab(*gguf, added, a.eot);
+  auto tok = tokenizer::Tokenizer::from_spec(vocab);
+  auto replies = agents::reply_tokenizer(vocab);
   server::TokenizerCodec codec(*tok);
   auto script = agents::Script::load(a.script);
   agents::RequestLog log(a.log);
@@ -53,7 +55,7 @@ int serve(const Args& a, const sigset_t& signals) {
   sched::SchedConfig config;
   config.ctx = a.ctx;
   config.parallel = 8;
-  agents::ScriptedBackend backend(*tok, codec, *script, log, config);
+  agents::ScriptedBackend backend(*tok, *replies, *script, log, config);
   server::HttpServer http(opts);
   const int port = http.start();
   http.attach(backend, codec, 0, gguf->get_string_or("tokenizer.chat_template", ""));

@@ -6,9 +6,10 @@
 
 namespace baton::agents {
 
-ScriptedBackend::ScriptedBackend(const tokenizer::Tokenizer& tok, const server::TextCodec& codec,
-                                 Script& script, RequestLog& log, sched::SchedConfig config)
-    : tok_(tok), codec_(codec), script_(script), log_(log), config_(config) {
+ScriptedBackend::ScriptedBackend(const tokenizer::Tokenizer& tok,
+                                 const tokenizer::Tokenizer& replies, Script& script,
+                                 RequestLog& log, sched::SchedConfig config)
+    : tok_(tok), replies_(replies), script_(script), log_(log), config_(config) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -42,7 +43,7 @@ std::shared_ptr<sched::RequestHandle> ScriptedBackend::submit(sched::GenerateReq
   s.handle = std::make_shared<ScriptedHandle>(static_cast<uint64_t>(n));
   // parse_special: markup that is a token of the vocabulary (<tool_call>, <think>) is emitted as
   // that one token, as a model would.
-  s.tokens = codec_.encode(reply.text, /*add_bos=*/false, /*parse_special=*/true);
+  s.tokens = replies_.encode(reply.text, /*add_bos=*/false, /*parse_special=*/true);
   s.max_tokens = req.max_tokens;
   s.stop = std::move(req.stop);
   s.delay = std::chrono::milliseconds(std::max(0, reply.token_delay_ms));

@@ -15,16 +15,16 @@
 #include "scripted/script.h"
 #include "scripted/scripted_handle.h"
 #include "server/backend.h"
-#include "server/text_codec.h"
 #include "tokenizer/tokenizer.h"
 
 namespace baton::agents {
 
 class ScriptedBackend : public server::Backend {
  public:
-  // All references must outlive the backend.
-  ScriptedBackend(const tokenizer::Tokenizer& tok, const server::TextCodec& codec, Script& script,
-                  RequestLog& log, sched::SchedConfig config);
+  // All references must outlive the backend. `tok` decodes prompts (the server's vocabulary);
+  // `replies` encodes the scripted replies (vocab.h: reply_tokenizer).
+  ScriptedBackend(const tokenizer::Tokenizer& tok, const tokenizer::Tokenizer& replies,
+                  Script& script, RequestLog& log, sched::SchedConfig config);
   ~ScriptedBackend() override;
 
   std::shared_ptr<sched::RequestHandle> submit(sched::GenerateRequest req) override;
@@ -55,7 +55,7 @@ class ScriptedBackend : public server::Backend {
   static void finish(Stream& s, sched::FinishReason why, Clock::time_point now);
 
   const tokenizer::Tokenizer& tok_;
-  const server::TextCodec& codec_;
+  const tokenizer::Tokenizer& replies_;
   Script& script_;
   RequestLog& log_;
   const sched::SchedConfig config_;

@@ -15,9 +15,8 @@ AddedToken parse_added_token(const std::string& spec) {
   return {spec.substr(colon + 1), kind == "control"};
 }
 
-std::unique_ptr<tokenizer::Tokenizer> load_tokenizer(const gguf::GgufFile& f,
-                                                     const std::vector<AddedToken>& added,
-                                                     const std::string& eot) {
+tokenizer::VocabSpec load_vocab(const gguf::GgufFile& f, const std::vector<AddedToken>& added,
+                                const std::string& eot) {
   using tokenizer::TokenType;
   auto spec = tokenizer::vocab_spec_from_gguf(f);
   if (spec.types.empty())
@@ -38,6 +37,11 @@ std::unique_ptr<tokenizer::Tokenizer> load_tokenizer(const gguf::GgufFile& f,
     if (it == spec.tokens.end()) throw std::runtime_error("--eot " + eot + " is not a token");
     spec.eot_id = static_cast<int32_t>(it - spec.tokens.begin());
   }
+  return spec;
+}
+
+std::unique_ptr<tokenizer::Tokenizer> reply_tokenizer(tokenizer::VocabSpec spec) {
+  spec.add_space_prefix = false;
   return tokenizer::Tokenizer::from_spec(std::move(spec));
 }
 
