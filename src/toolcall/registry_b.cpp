@@ -20,7 +20,29 @@ std::vector<std::string> format_names_b() {
   return names;
 }
 
-std::string detect_format_b(std::string_view) {
+namespace {
+
+bool has(std::string_view source, std::string_view literal) {
+  return source.find(literal) != std::string_view::npos;
+}
+
+}  // namespace
+
+// Each family is recognised by the markup its template writes for an assistant's calls. Order
+// matters where one family's markup contains another's: Seed-OSS and Qwen3-Coder both write
+// <function=...>, which alone is Functionary's.
+std::string detect_format_b(std::string_view source) {
+  if (has(source, "]<]minimax[>[")) return "minimax-m3";
+  if (has(source, "<minimax:tool_call>")) return "minimax";
+  if (has(source, "<seed:tool_call>")) return "seed-oss";
+  if (has(source, "<tool_sep") && has(source, ":opensource")) return "hy3";
+  if (has(source, "<|tool_calls_section_begin|>")) return "kimi-k2";
+  if (has(source, "<|tool_call:begin|>")) return "solar-open";
+  if (has(source, "<|START_ACTION|>") || (has(source, "Action:") && has(source, "\"tool_name\"")))
+    return "command-r";
+  if (has(source, "<arg_key>")) return "glm";
+  if (has(source, "<parameter=")) return "qwen3-coder";
+  if (has(source, "<function=")) return "functionary";
   return "";
 }
 

@@ -1,0 +1,66 @@
+// detect_format_b() on the golden templates and on snippets of each family's markup.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include "toolcall/family_check.h"
+#include "toolcall/registry_b.h"
+
+namespace baton::toolcall {
+namespace {
+
+TEST(DetectFormatB, Snippets) {
+  EXPECT_EQ(detect_format_b("{{ '<tool_call>\\n<function=' + name + '>\\n<parameter=' }}"),
+            "qwen3-coder");
+  EXPECT_EQ(detect_format_b("<seed:tool_call>\\n<function=x>\\n<parameter=y>"), "seed-oss");
+  EXPECT_EQ(detect_format_b("<tool_call>{{ name }}<arg_key>k</arg_key>"), "glm");
+  EXPECT_EQ(detect_format_b("<minimax:tool_call>\\n<invoke name="), "minimax");
+  EXPECT_EQ(detect_format_b("<|tool_calls_section_begin|>"), "kimi-k2");
+  EXPECT_EQ(detect_format_b("<function={{ name }}>{{ args }}</function>"), "functionary");
+  EXPECT_EQ(detect_format_b("<|START_ACTION|>"), "command-r");
+  EXPECT_EQ(detect_format_b("<tool_call>\\n{{ call | tojson }}\\n</tool_call>"), "");
+  EXPECT_EQ(detect_format_b(""), "");
+}
+
+TEST(DetectFormatB, GoldenTemplates) {
+  BATON_REQUIRE_SHARED(dir, "chat-templates");
+  std::map<std::string, std::string> expected = {
+      {"Qwen3-Coder", "qwen3-coder"},
+      {"NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "qwen3-coder"},
+      {"StepFun3.5-Flash", "qwen3-coder"},
+      {"ByteDance-Seed-OSS", "seed-oss"},
+      {"GLM-4.7-Flash", "glm"},
+      {"poolside-Laguna-S-2.1", "glm"},
+      {"poolside-Laguna-XS-2.1", "glm"},
+      {"poolside-Laguna-XS.2", "glm"},
+      {"tencent-Hy3", "hy3"},
+      {"MiniMax-M3", "minimax-m3"},
+      {"moonshotai-Kimi-K2", "kimi-k2"},
+      {"Kimi-K2-Thinking", "kimi-k2"},
+      {"meetkai-functionary-medium-v3.1", "functionary"},
+      {"CohereForAI-c4ai-command-r-plus-tool_use", "command-r"},
+      {"CohereForAI-c4ai-command-r7b-12-2024-tool_use", "command-r"},
+      {"Cohere2MoE", "command-r"},
+      {"upstage-Solar-Open-100B", "solar-open"},
+  };
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    std::string stem = entry.path().stem().string();
+    auto it = expected.find(stem);
+    std::string want = it == expected.end() ? "" : it->second;
+    EXPECT_EQ(detect_format_b(testing::read_source(entry.path())), want) << stem;
+  }
+}
+
+TEST(DetectFormatB, EveryNameMakesAFormat) {
+  for (const auto& name : format_names_b()) {
+    auto f = make_format_b(name, {});
+    ASSERT_TRUE(f) << name;
+    EXPECT_EQ(f->name(), name);
+  }
+  EXPECT_FALSE(make_format_b("hermes", {}));
+}
+
+}  // namespace
+}  // namespace baton::toolcall
