@@ -19,7 +19,10 @@ Scan scan_literal(std::string_view text, size_t pos) {
   for (std::string_view word : {"true", "false", "null"}) {
     if (text[pos] != word[0]) continue;
     size_t n = std::min(word.size(), text.size() - pos);
-    if (text.substr(pos, n) != word.substr(0, n)) return {Status::invalid, pos};
+    for (size_t k = 0; k < n; ++k) {
+      // At the first wrong letter: every shorter prefix was a valid partial literal.
+      if (text[pos + k] != word[k]) return {Status::invalid, pos + k};
+    }
     if (n < word.size()) return {Status::partial, text.size()};
     return {Status::complete, pos + n};
   }

@@ -17,5 +17,9 @@ std::string detect_format_a(std::string_view template_source);
 
 // One factory per family, each in its own file.
 std::unique_ptr<OutputFormat> make_hermes_format();
+std::unique_ptr<OutputFormat> make_llama3_format();
+std::unique_ptr<OutputFormat> make_firefunction_format();
+std::unique_ptr<OutputFormat> make_mistral_format();
+std::unique_ptr<OutputFormat> make_deepseek_format();
 
 }  // namespace baton::toolcall

@@ -53,6 +53,8 @@ struct RoundTripOptions {
   // reasoning block (the history does not show it).
   std::string reasoning = "I should call the tool.";
   std::vector<std::string> end_markers;  // end-of-turn texts beyond the usual ones
+  bool with_tools = true;                // the context has `tools` (the usual two)
+  nlohmann::ordered_json extra_context = nlohmann::ordered_json::object();  // template variables
 };
 
 // The default conversation's calls: get_weather (and search_files when `two`).

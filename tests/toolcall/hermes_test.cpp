@@ -99,8 +99,9 @@ TEST(Hermes, RoundTripRekaEdge) {
   expect_round_trip("Reka-Edge.json", "hermes", weather_calls(true));
 }
 TEST(Hermes, RoundTripWithContent) {
-  expect_round_trip("Qwen-Qwen2.5-7B-Instruct.json", "hermes", weather_calls(false),
-                    {.content = "Let me look that up.", .end_markers = {}});
+  testing::RoundTripOptions o;
+  o.content = "Let me look that up.";
+  expect_round_trip("Qwen-Qwen2.5-7B-Instruct.json", "hermes", weather_calls(false), o);
 }
 
 }  // namespace

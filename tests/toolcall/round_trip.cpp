@@ -89,8 +89,13 @@ void expect_round_trip(const std::string& golden_file, std::string_view format_n
   ordered_json with_answer = history;
   with_answer.push_back(
       {{"role", "assistant"}, {"content", options.content}, {"tool_calls", tool_calls}});
-  std::string prompt = tmpl.render(context(history, true));
-  std::string full = tmpl.render(context(with_answer, false));
+  auto with_extra = [&](ordered_json c) {
+    if (!options.with_tools) c.erase("tools");
+    for (const auto& [k, v] : options.extra_context.items()) c[k] = v;
+    return c;
+  };
+  std::string prompt = tmpl.render(with_extra(context(history, true)));
+  std::string full = tmpl.render(with_extra(context(with_answer, false)));
 
   // The history's rendering and the generation prompt agree up to where the model starts; a
   // generation prompt that goes on (with "<think>\n") has the model write its reasoning first.
