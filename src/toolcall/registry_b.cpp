@@ -1,6 +1,7 @@
 #include "toolcall/registry_b.h"
 
 #include "toolcall/format_command_r.h"
+#include "toolcall/format_harmony.h"
 #include "toolcall/json_args_families.h"
 #include "toolcall/xml_families.h"
 
@@ -10,6 +11,7 @@ std::unique_ptr<OutputFormat> make_format_b(std::string_view name, const FormatC
   if (auto spec = xml_family_spec(name)) return std::make_unique<XmlCallFormat>(*spec, ctx);
   if (auto spec = json_args_family_spec(name)) return std::make_unique<JsonArgsFormat>(*spec);
   if (name == "command-r") return std::make_unique<CommandRFormat>();
+  if (name == "gpt-oss") return std::make_unique<HarmonyFormat>();
   return nullptr;
 }
 
@@ -17,6 +19,7 @@ std::vector<std::string> format_names_b() {
   std::vector<std::string> names = xml_family_names();
   for (auto& n : json_args_family_names()) names.push_back(n);
   names.push_back("command-r");
+  names.push_back("gpt-oss");
   return names;
 }
 
@@ -40,6 +43,7 @@ std::string detect_format_b(std::string_view source) {
   if (has(source, "<|tool_call:begin|>")) return "solar-open";
   if (has(source, "<|START_ACTION|>") || (has(source, "Action:") && has(source, "\"tool_name\"")))
     return "command-r";
+  if (has(source, "<|channel|>") && has(source, "<|message|>")) return "gpt-oss";
   if (has(source, "<arg_key>")) return "glm";
   if (has(source, "<parameter=")) return "qwen3-coder";
   if (has(source, "<function=")) return "functionary";

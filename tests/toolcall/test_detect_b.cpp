@@ -19,6 +19,7 @@ TEST(DetectFormatB, Snippets) {
   EXPECT_EQ(detect_format_b("<|tool_calls_section_begin|>"), "kimi-k2");
   EXPECT_EQ(detect_format_b("<function={{ name }}>{{ args }}</function>"), "functionary");
   EXPECT_EQ(detect_format_b("<|START_ACTION|>"), "command-r");
+  EXPECT_EQ(detect_format_b("<|start|>assistant<|channel|>analysis<|message|>"), "gpt-oss");
   EXPECT_EQ(detect_format_b("<tool_call>\\n{{ call | tojson }}\\n</tool_call>"), "");
   EXPECT_EQ(detect_format_b(""), "");
 }

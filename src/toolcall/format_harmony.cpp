@@ -1,0 +1,107 @@
+#include "toolcall/format_harmony.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "toolcall/markup_text.h"
+
+namespace baton::toolcall {
+
+namespace {
+
+constexpr std::string_view kStart = "<|start|>";
+constexpr std::string_view kChannel = "<|channel|>";
+constexpr std::string_view kMessage = "<|message|>";
+// What ends a body: <|start|> is not consumed (a model may open the next message directly).
+constexpr std::string_view kEnds[] = {"<|end|>", "<|call|>", "<|return|>", kStart};
+
+struct Header {
+  std::string channel;
+  std::string recipient;  // "" when the message is for the user
+};
+
+// The token after `key` in the header, up to whitespace or the next special token.
+std::string word_after(std::string_view header, std::string_view key) {
+  auto at = header.find(key);
+  if (at == std::string_view::npos) return "";
+  std::string_view rest = markup::trim_left(header.substr(at + key.size()));
+  size_t stop = std::min(rest.find_first_of(" \t\n"), rest.find("<|"));
+  return std::string(rest.substr(0, stop));
+}
+
+Header read_header(std::string_view header) {
+  return {word_after(header, kChannel), word_after(header, "to=")};
+}
+
+// The earliest end of a body at or after `pos`: {position, length consumed}.
+std::pair<size_t, size_t> body_end(std::string_view text, size_t pos) {
+  std::pair<size_t, size_t> best{markup::npos, 0};
+  for (auto end : kEnds)
+    if (auto at = text.find(end, pos); at < best.first) best = {at, end == kStart ? 0 : end.size()};
+  return best;
+}
+
+// Bytes at the end of an unfinished body that may still be markup or a split character.
+size_t held_back(std::string_view body) {
+  size_t held = 0;
+  for (auto end : kEnds) held = std::max(held, markup::partial_suffix(body, end));
+  body.remove_suffix(held);
+  return held + markup::incomplete_utf8_suffix(body);
+}
+
+// A call's body: its JSON text, or false when it is not an object (then it is content).
+bool add_call(const Header& h, std::string_view body, bool complete, ParsedOutput& out) {
+  std::string name = h.recipient;
+  if (name.rfind("functions.", 0) == 0) name = name.substr(10);
+  std::string_view args = markup::trim(body);
+  if (complete) {
+    auto parsed = nlohmann::json::parse(args, nullptr, false);
+    if (parsed.is_discarded() || !parsed.is_object()) return false;
+  }
+  out.calls.push_back({"", name, std::string(args)});
+  out.last_call_open = !complete;
+  return true;
+}
+
+}  // namespace
+
+ParsedOutput HarmonyFormat::parse(std::string_view text, bool final) const {
+  ParsedOutput out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t msg_start = pos;
+    size_t header_end = text.find(kMessage, pos);
+    if (header_end == markup::npos) {
+      // A header still being written, or (at the end) text that is no message: content.
+      if (final) out.content += text.substr(pos);
+      break;
+    }
+    Header h = read_header(text.substr(pos, header_end - pos));
+    size_t body_start = header_end + kMessage.size();
+    auto [end, consumed] = body_end(text, body_start);
+    bool complete = end != markup::npos || final;
+    std::string_view body =
+        text.substr(body_start, (end == markup::npos ? text.size() : end) - body_start);
+    if (!complete) body.remove_suffix(held_back(body));
+    pos = end == markup::npos ? text.size() : end + consumed;
+    if (!h.recipient.empty()) {
+      if (!complete) body = markup::trim_right(body);
+      if (!add_call(h, body, complete, out))
+        out.content += text.substr(msg_start, pos - msg_start);  // malformed: raw
+    } else if (h.channel == "analysis") {
+      out.reasoning += body;
+    } else {
+      out.content += body;
+    }
+    if (!complete) break;
+  }
+  if (final) out.last_call_open = false;
+  return out;
+}
+
+std::vector<std::string> HarmonyFormat::markers() const {
+  return {"<|start|>", "<|channel|>", "<|message|>", "<|constrain|>",
+          "<|end|>",   "<|call|>",    "<|return|>"};
+}
+
+}  // namespace baton::toolcall
