@@ -21,5 +21,6 @@ std::unique_ptr<OutputFormat> make_llama3_format();
 std::unique_ptr<OutputFormat> make_firefunction_format();
 std::unique_ptr<OutputFormat> make_mistral_format();
 std::unique_ptr<OutputFormat> make_deepseek_format();
+std::unique_ptr<OutputFormat> make_dsml_format();
 
 }  // namespace baton::toolcall

@@ -62,3 +62,53 @@ TEST(DeepSeek, RoundTripR1DistillQwen) {
 
 }  // namespace
 }  // namespace baton::toolcall
+
+namespace baton::toolcall {
+namespace {
+
+std::unique_ptr<OutputFormat> dsml() {
+  return make_format("deepseek-v3.2", {});
+}
+
+TEST(DeepSeekDsml, CallsWithStringAndJsonParameters) {
+  std::string text =
+      "Checking.\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n"
+      "<｜DSML｜parameter name=\"city\" string=\"true\">Z\xC3\xBCrich \"old\" "
+      "town</｜DSML｜parameter>\n"
+      "<｜DSML｜parameter name=\"days\" string=\"false\">[1, 2]</｜DSML｜parameter>\n"
+      "</｜DSML｜invoke>\n<｜DSML｜invoke "
+      "name=\"b\">\n</｜DSML｜invoke>\n</｜DSML｜function_calls>";
+  testing::expect_parses(
+      *dsml(), text,
+      testing::output(
+          "Checking.",
+          {testing::call("get_weather",
+                         "{\"city\": \"Z\xC3\xBCrich \\\"old\\\" town\", \"days\": [1, 2]}"),
+           testing::call("b", "{}")}));
+}
+
+TEST(DeepSeekDsml, V4ToolCallsAndMalformed) {
+  testing::expect_parses(*dsml(),
+                         "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter "
+                         "name=\"n\" string=\"false\">5</｜DSML｜parameter>\n</｜DSML｜invoke>\n"
+                         "</｜DSML｜tool_calls>",
+                         testing::output("", {testing::call("f", R"({"n": 5})")}));
+  std::string bad = "<｜DSML｜tool_calls>\n<｜DSML｜oops>";
+  testing::expect_parses(*dsml(), bad, testing::output(bad), {.markup_is_content = true});
+}
+
+TEST(DeepSeekDsml, RoundTripV32) {
+  testing::expect_round_trip("deepseek-ai-DeepSeek-V3.2.json", "deepseek-v3.2",
+                             testing::weather_calls(true));
+}
+TEST(DeepSeekDsml, RoundTripV4) {
+  testing::expect_round_trip("deepseek-ai-DeepSeek-V4.json", "deepseek-v3.2",
+                             testing::weather_calls(true));
+}
+TEST(DeepSeekDsml, RoundTripV4Flash) {
+  testing::expect_round_trip("deepseek-ai-DeepSeek-V4-Flash-0731.json", "deepseek-v3.2",
+                             testing::weather_calls(true));
+}
+
+}  // namespace
+}  // namespace baton::toolcall
