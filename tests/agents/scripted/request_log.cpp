@@ -18,6 +18,7 @@ void RequestLog::write(const LoggedRequest& r) {
       {"n", r.n},
       {"rule", r.rule},
       {"prompt", r.prompt},
+      {"control_tokens", r.control_tokens},
       {"prompt_tokens", req.prompt.size()},
       {"max_tokens", req.max_tokens},
       {"ignore_eos", req.ignore_eos},

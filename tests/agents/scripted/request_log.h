@@ -6,6 +6,7 @@
 #include <fstream>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "sched/engine_loop.h"
 
@@ -14,6 +15,9 @@ namespace baton::agents {
 struct LoggedRequest {
   int64_t n = 0;
   std::string prompt;
+  // The texts of the prompt's control tokens, in order: shows which markup the server
+  // tokenized as control tokens (the template's) and which as plain text (users' and tools').
+  std::vector<std::string> control_tokens;
   const sched::GenerateRequest* request = nullptr;
   std::string rule;
   std::string reply;

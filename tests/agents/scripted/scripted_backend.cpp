@@ -37,7 +37,12 @@ std::shared_ptr<sched::RequestHandle> ScriptedBackend::submit(sched::GenerateReq
   // Special tokens shown, so rules and tests see the template's markup as rendered.
   const std::string prompt = tok_.decode(req.prompt, /*skip_special=*/false);
   Reply reply = script_.match(prompt, n);
-  log_.write({n, prompt, &req, reply.rule, reply.text});
+  std::vector<std::string> control;
+  for (int32_t t : req.prompt) {
+    if (tok_.token_type(t) == tokenizer::TokenType::Control)
+      control.push_back(tok_.token_to_piece(t));
+  }
+  log_.write({n, prompt, std::move(control), &req, reply.rule, reply.text});
 
   Stream s;
   s.handle = std::make_shared<ScriptedHandle>(static_cast<uint64_t>(n));
