@@ -23,6 +23,7 @@ struct Job {
   std::vector<int32_t> prompt;
   std::shared_ptr<toolcall::OutputParser> parser;  // chat only
   bool show_special = false;
+  bool single_call = false;
 };
 
 RequestLimits request_limits(const ServeContext& c) {
@@ -108,8 +109,8 @@ void run_job(const ServeContext& c, Job job, HttpResponse& res) {
                     static_cast<int64_t>(std::time(nullptr)), c.opts.model_id};
   log::debug("req={} {} prompt={} max_tokens={} stream={}", handle->id(),
              job.chat ? "chat" : "completion", job.prompt.size(), max_tokens, job.common.stream);
-  StreamJob sj{job.chat, job.common.include_usage, job.common.sampling.logprobs, meta,
-               std::move(job.parser)};
+  StreamJob sj{job.chat, job.common.include_usage, job.common.sampling.logprobs,
+               meta,     std::move(job.parser),    job.single_call};
   res.async = job.common.stream ? make_sse_body(handle, std::move(gen), std::move(sj))
                                 : make_json_body(handle, std::move(gen), std::move(sj));
 }
@@ -125,6 +126,7 @@ void handle_chat(const ServeContext& c, const HttpRequest& req, HttpResponse& re
   ChatPrompt prompt = build_chat_prompt(*c.chat, chat.chat, c.codec);
   job.prompt = std::move(prompt.tokens);
   job.show_special = prompt.show_special;
+  job.single_call = !chat.chat.parallel_tool_calls;
   job.parser = std::make_shared<toolcall::OutputParser>(std::move(prompt.format), prompt.reasoning);
   run_job(c, std::move(job), res);
 }

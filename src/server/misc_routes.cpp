@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 
 #include "server/errors.h"
-#include "server/openai_schema.h"
 #include "server/json_fields.h"
+#include "server/openai_schema.h"
 #include "server/request_head.h"
 #include "server/server_routes.h"
 #include "server/status_json.h"

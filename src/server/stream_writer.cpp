@@ -39,6 +39,13 @@ class GenerationBody : public AsyncBody {
     return err;
   }
 
+  // The whole parsed answer, as sent (parallel_tool_calls false keeps the first call).
+  toolcall::ParsedOutput message() const {
+    toolcall::ParsedOutput msg = job_.parser->result();
+    if (job_.single_call && msg.calls.size() > 1) msg.calls.resize(1);
+    return msg;
+  }
+
   // Everything available now, without waiting.
   bool drain(GenerationDelta& d) {
     for (;;) {
@@ -102,7 +109,10 @@ class SseBody : public GenerationBody {
     };
     if (!od.reasoning.empty()) emit({{"reasoning_content", od.reasoning}});
     if (!od.content.empty()) emit({{"content", od.content}});
-    for (const auto& call : od.calls) emit({{"tool_calls", json::array({tool_call_delta(call)})}});
+    for (const auto& call : od.calls) {
+      if (job_.single_call && call.index > 0) continue;
+      emit({{"tool_calls", json::array({tool_call_delta(call)})}});
+    }
     if (!lp.is_null()) emit({{"content", ""}});
     return out;
   }
@@ -115,7 +125,7 @@ class SseBody : public GenerationBody {
       std::string reason = gen_->finish_reason();
       if (job_.chat) {
         out += chat_delta_events(job_.parser->finish(), nullptr);
-        reason = chat_finish_reason(reason, job_.parser->result());
+        reason = chat_finish_reason(reason, message());
       }
       out += sse_data(job_.chat ? chat_chunk_json(job_.meta, json::object(), reason, nullptr)
                                 : text_chunk_json(job_.meta, "", reason, nullptr));
@@ -154,7 +164,7 @@ class JsonBody : public GenerationBody {
     json body;
     if (job_.chat) {
       job_.parser->finish();
-      const auto& msg = job_.parser->result();
+      const toolcall::ParsedOutput msg = message();
       body = chat_response_json(job_.meta, chat_message_json(msg),
                                 chat_finish_reason(gen_->finish_reason(), msg), gen_->usage(),
                                 lp ? chat_logprobs_json(lps_) : json());

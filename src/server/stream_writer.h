@@ -23,6 +23,8 @@ struct StreamJob {
   ResponseMeta meta;
   // Chat: reads the generated text as reasoning, content and tool calls (null for completions).
   std::shared_ptr<toolcall::OutputParser> parser;
+  // parallel_tool_calls false: only the first call is sent (later ones are dropped).
+  bool single_call = false;
 };
 
 std::shared_ptr<AsyncBody> make_sse_body(std::shared_ptr<sched::RequestHandle> handle,

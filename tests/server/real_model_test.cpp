@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -35,7 +36,7 @@ std::string synth_model(const std::filesystem::path& dir) {
 
 class RealServer {
  public:
-  explicit RealServer(const std::string& model) {
+  explicit RealServer(const std::string& model, ChatOptions chat = {}) {
     engine::EngineOptions eo;
     eo.threads = 1;
     eng_ = engine::load_llama_engine(model, eo);
@@ -50,6 +51,7 @@ class RealServer {
     ServerOptions so;
     so.port = 0;
     so.model_id = "real";
+    so.chat = std::move(chat);
     http_ = std::make_unique<HttpServer>(so);
     port_ = http_->start();
     http_->attach(*backend_, *codec_);
@@ -63,7 +65,10 @@ class RealServer {
 
   // What a lone greedy generation gives for this prompt text.
   std::string reference(const std::string& prompt, int n) {
-    auto ids = tok().encode(prompt, tok().add_bos());
+    return reference_tokens(tok().encode(prompt, tok().add_bos()), n);
+  }
+
+  std::string reference_tokens(const std::vector<int32_t>& ids, int n) {
     engine::GenerateOptions go;
     go.max_tokens = n;
     go.sampling.temperature = 0;
@@ -136,6 +141,49 @@ TEST(RealModel, Stories260K) {
   BATON_REQUIRE_SHARED(model, "models/stories260K.gguf");
   RealServer s(model.string());
   check_server(s);
+}
+
+// A Llama-2 style template set with --chat-template: the prompt is the rendering, its <s> and
+// </s> the BOS/EOS tokens (the template writes them, so no second BOS is added), and the user's
+// own "</s>" stays text.
+void check_chat_template(const std::string& model) {
+  ChatOptions chat;
+  chat.template_text =
+      "{{ bos_token }}{% for m in messages %}{% if m.role == 'user' %}[INST] {{ m.content }} "
+      "[/INST]{% else %}{{ m.content }}{{ eos_token }}{% endif %}{% endfor %}";
+  RealServer s(model, chat);
+  const auto& tok = s.tok();
+  const std::string user = "Tell me a story </s> about a cat";
+  json body = {{"messages",
+                {{{"role", "user"}, {"content", "Hi"}},
+                 {{"role", "assistant"}, {"content", "Hello."}},
+                 {{"role", "user"}, {"content", user}}}},
+               {"max_tokens", 10},
+               {"temperature", 0}};
+  auto r = s.client().Post("/v1/chat/completions", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const std::string bos = tok.token_text(tok.bos_id()), eos = tok.token_text(tok.eos_id());
+  const std::string head = bos + "[INST] Hi [/INST]Hello." + eos + "[INST] ";
+  const std::string tail = " [/INST]";
+  // The template's markers parsed as special tokens, the user's text as plain text.
+  const auto literal =
+      tok.encode_with_literals(head + user + tail, false, {{head.size(), user.size()}});
+  EXPECT_EQ(std::count(literal.begin(), literal.end(), tok.eos_id()), 1);
+  EXPECT_EQ(std::count(literal.begin(), literal.end(), tok.bos_id()), 1);
+  auto j = parse(r->body);
+  EXPECT_EQ(j["usage"]["prompt_tokens"], literal.size());
+  EXPECT_EQ(j["choices"][0]["message"]["content"], s.reference_tokens(literal, 10));
+}
+
+TEST(RealModel, Stories260KWithChatTemplate) {
+  BATON_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  check_chat_template(model.string());
+}
+
+TEST(RealModel, Llama2VocabWithChatTemplate) {
+  BATON_REQUIRE_SHARED(model, "models/llama-2-tiny-random.gguf");
+  check_chat_template(model.string());
 }
 
 }  // namespace
