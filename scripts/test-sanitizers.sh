@@ -15,11 +15,13 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
 JOBS=${JOBS:-$(nproc)}
-ASAN_TESTS=(gguf tokenizer kv kernels model sched server)
+ASAN_TESTS=(gguf tokenizer kv kernels model sched server chat toolcall)
 TSAN_TESTS=(sched kv kernels server)
 
 # LeakSanitizer works here; UB and the first ASan report stop the test run.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1}
+# The embedded Python (chat templates) is never finalised: its allocations are not leaks.
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:history_size=4}
 

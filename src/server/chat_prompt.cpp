@@ -135,9 +135,10 @@ ChatPrompt build_chat_prompt(const ChatSetup& setup, const ChatFields& req,
       setup.add_bos && !setup.bos_text.empty() && !restored.text.starts_with(setup.bos_text);
   p.tokens = codec.encode_rendered(restored.text, add_bos, restored.literal);
   p.text = std::move(restored.text);
-  if (tools) {
+  // Harmony (gpt-oss) writes every answer in channels, so it is parsed even without tools.
+  if (tools || setup.tool_format == "gpt-oss") {
     toolcall::FormatContext fc;
-    fc.tools = req.tools;
+    if (tools) fc.tools = req.tools;
     p.format = toolcall::make_format(setup.tool_format, fc);
     p.show_special = p.format != nullptr;
   }

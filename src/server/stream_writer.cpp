@@ -39,9 +39,8 @@ class GenerationBody : public AsyncBody {
     return err;
   }
 
-  // The whole parsed answer, as sent (parallel_tool_calls false keeps the first call).
-  toolcall::ParsedOutput message() const {
-    toolcall::ParsedOutput msg = job_.parser->result();
+  // The parsed answer as sent (parallel_tool_calls false keeps the first call).
+  toolcall::ParsedOutput as_sent(toolcall::ParsedOutput msg) const {
     if (job_.single_call && msg.calls.size() > 1) msg.calls.resize(1);
     return msg;
   }
@@ -125,7 +124,7 @@ class SseBody : public GenerationBody {
       std::string reason = gen_->finish_reason();
       if (job_.chat) {
         out += chat_delta_events(job_.parser->finish(), nullptr);
-        reason = chat_finish_reason(reason, message());
+        reason = chat_finish_reason(reason, as_sent(job_.parser->result()));
       }
       out += sse_data(job_.chat ? chat_chunk_json(job_.meta, json::object(), reason, nullptr)
                                 : text_chunk_json(job_.meta, "", reason, nullptr));
@@ -148,12 +147,7 @@ class JsonBody : public GenerationBody {
   bool pull(bool, std::string&, HttpResponse& res) override {
     GenerationDelta d;
     bool done = drain(d);
-    // The chat parser reads as the text arrives, so the work is spread over the generation.
-    if (job_.chat) {
-      job_.parser->push(d.text);
-    } else {
-      text_ += d.text;
-    }
+    text_ += d.text;
     lps_.insert(lps_.end(), d.logprobs.begin(), d.logprobs.end());
     if (!done) return false;
     if (gen_->failed()) {
@@ -163,8 +157,8 @@ class JsonBody : public GenerationBody {
     bool lp = job_.logprobs;
     json body;
     if (job_.chat) {
-      job_.parser->finish();
-      const toolcall::ParsedOutput msg = message();
+      // One final parse: a call cut short or malformed is content only, never half a call.
+      const toolcall::ParsedOutput msg = as_sent(job_.parser->parse_complete(text_));
       body = chat_response_json(job_.meta, chat_message_json(msg),
                                 chat_finish_reason(gen_->finish_reason(), msg), gen_->usage(),
                                 lp ? chat_logprobs_json(lps_) : json());

@@ -189,6 +189,17 @@ TEST(ChatPrompt, NamedToolChoiceShowsOnlyThatTool) {
   EXPECT_EQ(p.format, nullptr);
 }
 
+TEST(ChatPrompt, HarmonyAnswersAreParsedEvenWithoutTools) {
+  testing::FakeCodec codec;
+  ChatOptions o;
+  o.template_text = "{{ messages[0].content }}<|start|>assistant";
+  o.tool_call_format = "gpt-oss";
+  ChatPrompt p =
+      build_chat_prompt(*make_chat_setup(o, {}, codec), conversation({{"user", "x"}}), codec);
+  ASSERT_NE(p.format, nullptr);
+  EXPECT_TRUE(p.show_special);
+}
+
 TEST(ChatPrompt, KwargsFromTheServerAndTheRequest) {
   testing::FakeCodec codec;
   ChatOptions o;
