@@ -17,6 +17,9 @@ JOBS=${JOBS:-2}
 DIR=build-fuzz  # the fuzz preset's binaryDir (CMakePresets.json)
 SHARED=${BATON_SHARED_DIR:-../shared}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# Chat requests render templates in the embedded Python, which keeps what it allocates for the
+# life of the process: not leaks (scripts/lsan.supp).
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp:print_suppressions=0}
 
 if ! [[ $SECS =~ ^[0-9]+$ ]] || ((SECS < 1)); then
   echo "usage: $0 [SECONDS]  (got '$SECS')" >&2

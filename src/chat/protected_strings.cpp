@@ -34,7 +34,12 @@ char32_t four_byte_at(std::string_view s, size_t i) {
 
 }  // namespace
 
-ProtectedStrings::ProtectedStrings(std::vector<std::string> texts) : by_byte_(256) {
+size_t ProtectedStrings::prefix_key(std::string_view s, size_t i) {
+  return static_cast<size_t>(static_cast<unsigned char>(s[i])) << 8 |
+         static_cast<unsigned char>(s[i + 1]);
+}
+
+ProtectedStrings::ProtectedStrings(std::vector<std::string> texts) : by_prefix_(1 << 16) {
   std::string lead;
   append_utf8(lead, kLead);
   texts_.push_back(lead);
@@ -43,9 +48,13 @@ ProtectedStrings::ProtectedStrings(std::vector<std::string> texts) : by_byte_(25
   }
   if (texts_.size() > kMaxTexts) throw std::length_error("too many protected texts");
   for (size_t i = 0; i < texts_.size(); ++i) {
-    by_byte_[static_cast<unsigned char>(texts_[i][0])].push_back(i);
+    if (texts_[i].size() == 1) {
+      single_.push_back(i);
+    } else {
+      by_prefix_[prefix_key(texts_[i], 0)].push_back(i);
+    }
   }
-  for (auto& v : by_byte_) {
+  for (auto& v : by_prefix_) {
     std::stable_sort(v.begin(), v.end(),
                      [&](size_t a, size_t b) { return texts_[a].size() > texts_[b].size(); });
   }
@@ -55,13 +64,17 @@ std::string ProtectedStrings::protect(std::string_view text) const {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
-    const auto& candidates = by_byte_[static_cast<unsigned char>(text[i])];
     size_t hit = texts_.size();
-    for (size_t k : candidates) {
-      if (text.compare(i, texts_[k].size(), texts_[k]) == 0) {
-        hit = k;
-        break;
+    if (i + 1 < text.size()) {
+      for (size_t k : by_prefix_[prefix_key(text, i)]) {
+        if (text.compare(i, texts_[k].size(), texts_[k]) == 0) {
+          hit = k;
+          break;
+        }
       }
+    }
+    for (size_t k = 0; hit == texts_.size() && k < single_.size(); ++k) {
+      if (text[i] == texts_[single_[k]][0]) hit = single_[k];
     }
     if (hit == texts_.size()) {
       out += text[i++];

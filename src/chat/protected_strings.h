@@ -33,8 +33,14 @@ class ProtectedStrings {
   Restored restore(std::string_view rendered) const;
 
  private:
-  std::vector<std::string> texts_;            // index 0: the sentinel's own lead character
-  std::vector<std::vector<size_t>> by_byte_;  // first byte → indices into texts_, longest first
+  // The first two bytes of s at i, as an index into by_prefix_.
+  static size_t prefix_key(std::string_view s, size_t i);
+
+  std::vector<std::string> texts_;  // index 0: the sentinel's own lead character
+  // First two bytes → indices into texts_, longest first: vocabularies with thousands of
+  // control tokens mostly share the first byte ('<'), rarely the first two.
+  std::vector<std::vector<size_t>> by_prefix_;
+  std::vector<size_t> single_;  // one-byte texts
 };
 
 }  // namespace baton::chat

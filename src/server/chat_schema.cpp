@@ -5,29 +5,13 @@
 #include <set>
 
 #include "server/errors.h"
+#include "server/json_fields.h"
 
 namespace baton::server {
 
 using ojson = nlohmann::ordered_json;
 
 namespace {
-
-std::string type_of(const ojson& v) {
-  switch (v.type()) {
-    case ojson::value_t::null:
-      return "null";
-    case ojson::value_t::object:
-      return "an object";
-    case ojson::value_t::array:
-      return "an array";
-    case ojson::value_t::string:
-      return "a string";
-    case ojson::value_t::boolean:
-      return "a boolean";
-    default:
-      return "a number";
-  }
-}
 
 const ojson* find(const ojson& obj, const char* key) {
   auto it = obj.find(key);
@@ -245,7 +229,7 @@ void parse_tool_choice(const ojson& body, ChatFields& out) {
     throw bad_request(
         "tool_choice must be a string or {\"type\": \"function\", \"function\": "
         "{\"name\": ...}}, got " +
-            type_of(*tc),
+            fields::type_name(tc->type()),
         "tool_choice");
   }
   std::string name = require_string(*fn, "name", "tool_choice.function");

@@ -11,7 +11,11 @@ namespace baton::server::fields {
 using nlohmann::json;
 
 std::string type_name(const json& v) {
-  switch (v.type()) {
+  return type_name(v.type());
+}
+
+std::string type_name(nlohmann::json::value_t t) {
+  switch (t) {
     case json::value_t::null:
       return "null";
     case json::value_t::boolean:

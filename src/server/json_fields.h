@@ -14,5 +14,7 @@ std::optional<bool> boolean(const nlohmann::json& obj, const char* key);
 std::optional<std::string> string(const nlohmann::json& obj, const char* key);
 // The JSON type name used in messages ("a string", "an integer", ...).
 std::string type_name(const nlohmann::json& v);
+// The same for any nlohmann document type (ordered_json shares the value_t enum).
+std::string type_name(nlohmann::json::value_t t);
 
 }  // namespace baton::server::fields
