@@ -3,6 +3,7 @@
 #include "toolcall/format_command_r.h"
 #include "toolcall/format_harmony.h"
 #include "toolcall/json_args_families.h"
+#include "toolcall/loose_formats.h"
 #include "toolcall/xml_families.h"
 
 namespace baton::toolcall {
@@ -12,6 +13,8 @@ std::unique_ptr<OutputFormat> make_format_b(std::string_view name, const FormatC
   if (auto spec = json_args_family_spec(name)) return std::make_unique<JsonArgsFormat>(*spec);
   if (name == "command-r") return std::make_unique<CommandRFormat>();
   if (name == "gpt-oss") return std::make_unique<HarmonyFormat>();
+  if (name == "gemma4") return std::make_unique<Gemma4Format>();
+  if (name == "lfm2") return std::make_unique<PythonicFormat>();
   return nullptr;
 }
 
@@ -20,6 +23,8 @@ std::vector<std::string> format_names_b() {
   for (auto& n : json_args_family_names()) names.push_back(n);
   names.push_back("command-r");
   names.push_back("gpt-oss");
+  names.push_back("gemma4");
+  names.push_back("lfm2");
   return names;
 }
 
@@ -44,6 +49,9 @@ std::string detect_format_b(std::string_view source) {
   if (has(source, "<|START_ACTION|>") || (has(source, "Action:") && has(source, "\"tool_name\"")))
     return "command-r";
   if (has(source, "<|channel|>") && has(source, "<|message|>")) return "gpt-oss";
+  if (has(source, "<|tool_call>call:")) return "gemma4";
+  if (has(source, "<|tool_call_start|>")) return "lfm2";
+  if (has(source, "<function name=\"") && has(source, "<param name=\"")) return "minicpm5";
   if (has(source, "<arg_key>")) return "glm";
   if (has(source, "<parameter=")) return "qwen3-coder";
   if (has(source, "<function=")) return "functionary";

@@ -12,6 +12,8 @@ using markup::Match;
 namespace {
 
 constexpr size_t kMaxName = 256;  // a "name" longer than this is prose, not markup
+constexpr std::string_view kCdataOpen = "<![CDATA[";
+constexpr std::string_view kCdataClose = "]]>";
 
 // Whether a function name or parameter key read so far (up to `end`, its closing literal, of
 // which the text may hold a beginning) can still be one.
@@ -117,6 +119,11 @@ class CallReader {
     std::string end = spec_.value_end;
     if (auto at = end.find("{key}"); at != std::string::npos) end.replace(at, 5, key);
     ParamKind kind = schemas_.kind(call.name, key);
+    if (spec_.cdata) {
+      Match m = c_.exact(kCdataOpen);
+      if (m == Match::partial) return Block::incomplete;
+      if (m == Match::yes) return cdata_value(call, kind, end);
+    }
     size_t stop = c_.find(end);
     std::string_view raw = c_.text.substr(c_.pos, stop == markup::npos ? stop : stop - c_.pos);
     if (stop == markup::npos) {
@@ -133,6 +140,29 @@ class CallReader {
     call.arguments += param_json(raw, kind);
     c_.pos = stop + end.size();
     return Block::done;
+  }
+
+  // The inside of <![CDATA[…]]>, then the value's close.
+  Block cdata_value(ToolCall& call, ParamKind kind, std::string_view end) {
+    size_t stop = c_.find(kCdataClose);
+    std::string_view raw = c_.text.substr(c_.pos, stop == markup::npos ? stop : stop - c_.pos);
+    Match m = Match::partial;
+    if (stop != markup::npos) {
+      c_.pos = stop + kCdataClose.size();
+      m = c_.literal(end);
+    }
+    if (m == Match::no) return Block::malformed;
+    if (m == Match::yes) {
+      call.arguments += param_json(raw, kind);
+      return Block::done;
+    }
+    // Streamed as far as known (a whole inside waiting for its close streams whole).
+    if (kind != ParamKind::string) return Block::incomplete;
+    if (stop == markup::npos) raw.remove_suffix(markup::partial_suffix(raw, kCdataClose));
+    raw.remove_suffix(markup::incomplete_utf8_suffix(raw));
+    call.arguments += '"';
+    markup::append_json_escaped(call.arguments, raw);
+    return Block::incomplete;
   }
 
   const XmlCallSpec& spec_;

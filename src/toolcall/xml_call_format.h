@@ -25,6 +25,9 @@ struct XmlCallSpec {
   std::string value_end;                // after the value; "{key}" stands for the key
   // One newline after the key and one before value_end belong to the markup, not the value.
   bool trim_newlines = false;
+  // A value may be wrapped in <![CDATA[…]]> (MiniCPM does so for values holding '<', '&' or a
+  // newline); the wrapper is markup, its inside the value as it is.
+  bool cdata = false;
   // Closes the call; pieces after the first may be missing at the end of the text.
   std::vector<std::string> call_close;
   std::vector<std::string> markers;  // special-token texts among the literals

@@ -108,10 +108,25 @@ XmlCallSpec minimax_m3() {
   return s;
 }
 
+// MiniCPM 5: <function name="NAME"><param name="K">V</param></function>, calls one per line,
+// a value holding '<', '&' or a newline wrapped in CDATA.
+XmlCallSpec minicpm5() {
+  XmlCallSpec s;
+  s.name = "minicpm5";
+  s.call_open = {"<function name=\""};
+  s.name_end = "\">";
+  s.param_open = {"<param name=\""};
+  s.key_end = "\">";
+  s.value_end = "</param>";
+  s.cdata = true;
+  s.call_close = {"</function>"};
+  return s;
+}
+
 }  // namespace
 
 std::optional<XmlCallSpec> xml_family_spec(std::string_view name) {
-  for (auto make : {qwen3_coder, seed_oss, glm, hy3, minimax, minimax_m3}) {
+  for (auto make : {qwen3_coder, seed_oss, glm, hy3, minimax, minimax_m3, minicpm5}) {
     XmlCallSpec s = make();
     if (s.name == name) return s;
   }
@@ -119,7 +134,7 @@ std::optional<XmlCallSpec> xml_family_spec(std::string_view name) {
 }
 
 std::vector<std::string> xml_family_names() {
-  return {"qwen3-coder", "seed-oss", "glm", "hy3", "minimax", "minimax-m3"};
+  return {"qwen3-coder", "seed-oss", "glm", "hy3", "minimax", "minimax-m3", "minicpm5"};
 }
 
 }  // namespace baton::toolcall

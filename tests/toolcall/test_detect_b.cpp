@@ -21,6 +21,9 @@ TEST(DetectFormatB, Snippets) {
   EXPECT_EQ(detect_format_b("<|START_ACTION|>"), "command-r");
   EXPECT_EQ(detect_format_b("<|start|>assistant<|channel|>analysis<|message|>"), "gpt-oss");
   EXPECT_EQ(detect_format_b("<tool_call>\\n{{ call | tojson }}\\n</tool_call>"), "");
+  EXPECT_EQ(detect_format_b("{{- '<|tool_call>call:' + function['name'] + '{' -}}"), "gemma4");
+  EXPECT_EQ(detect_format_b("{{- \"<|tool_call_start|>[\" -}}"), "lfm2");
+  EXPECT_EQ(detect_format_b("'<function name=\"' ~ name ~ '\">' '<param name=\"'"), "minicpm5");
   EXPECT_EQ(detect_format_b(""), "");
 }
 
@@ -44,6 +47,9 @@ TEST(DetectFormatB, GoldenTemplates) {
       {"CohereForAI-c4ai-command-r7b-12-2024-tool_use", "command-r"},
       {"Cohere2MoE", "command-r"},
       {"upstage-Solar-Open-100B", "solar-open"},
+      {"google-gemma-4-31B-it-interleaved", "gemma4"},
+      {"LFM2.5-8B-A1B", "lfm2"},
+      {"openbmb-MiniCPM5-1B", "minicpm5"},
   };
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".json") continue;

@@ -1,0 +1,85 @@
+// MiniCPM 5 (an XmlCallFormat spec with CDATA values): hand-written texts through every check of
+// format_check.h, and round trips through its golden chat template.
+#include <gtest/gtest.h>
+
+#include "format_check.h"
+#include "toolcall/registry_b.h"
+
+namespace baton::toolcall {
+namespace {
+
+using testing::call;
+using testing::expect_parses;
+using testing::expect_round_trip;
+using testing::output;
+using testing::RoundTripCall;
+using testing::RoundTripOptions;
+using testing::weather_calls;
+
+std::unique_ptr<OutputFormat> make() {
+  FormatContext ctx;
+  ctx.tools = nlohmann::ordered_json::parse(R"([{"type": "function", "function": {
+      "name": "get_weather", "parameters": {"type": "object", "properties": {
+        "city": {"type": "string"}, "days": {"type": "integer"}}}}}])");
+  auto f = make_format_b("minicpm5", ctx);
+  EXPECT_TRUE(f);
+  return f;
+}
+
+// A malformed call: streaming may already have shown it (OutputParser never takes a delta
+// back), so only the final parse must return it raw as content.
+void expect_malformed(const OutputFormat& f, const std::string& text) {
+  ParsedOutput p = f.parse(text, true);
+  EXPECT_EQ(p.content, text);
+  EXPECT_TRUE(p.calls.empty()) << text;
+  testing::expect_monotonic(f, text, {.markup_is_content = true});
+}
+
+TEST(MiniCpm5Format, ContentAroundCalls) {
+  auto f = make();
+  expect_parses(*f,
+                "Let me check.\n<function name=\"get_weather\"><param name=\"city\">Paris</param>"
+                "<param name=\"days\">3</param></function>\n<function name=\"search_files\">"
+                "<param name=\"pattern\"><![CDATA[a<b>&\nc]]></param></function>",
+                output("Let me check.", {call("get_weather", R"({"city": "Paris", "days": 3})"),
+                                         call("search_files", R"({"pattern": "a<b>&\nc"})")}));
+}
+
+TEST(MiniCpm5Format, CdataStreamsAndTypes) {
+  auto f = make();
+  auto p = f->parse("<function name=\"get_weather\"><param name=\"city\"><![CDATA[Pa]]", false);
+  ASSERT_EQ(p.calls.size(), 1u);
+  EXPECT_EQ(p.calls[0].arguments, R"({"city": "Pa)");
+  p = f->parse("<function name=\"get_weather\"><param name=\"city\"><![CDATA[Pa]]></par", false);
+  EXPECT_EQ(p.calls[0].arguments, R"({"city": "Pa)");
+  p = f->parse("<function name=\"get_weather\"><param name=\"city\"><!", false);
+  EXPECT_EQ(p.calls[0].arguments, R"({"city": )");
+  expect_parses(*f,
+                "<function name=\"get_weather\"><param name=\"days\"><![CDATA[7]]></param>"
+                "</function>",
+                output("", {call("get_weather", R"({"days": 7})")}));
+}
+
+TEST(MiniCpm5Format, MalformedCallsAreContent) {
+  auto f = make();
+  for (std::string text :
+       {"<function name=\"f\"><param name=\"a\">x</param>",
+        "<function name=\"f\"><param name=\"a\"><![CDATA[x]]>y</param></function>",
+        "<function name=\"f\"><param name=\"a\"><![CDATA[x</param></function>"}) {
+    expect_malformed(*f, "Hi " + text);
+  }
+}
+
+TEST(MiniCpm5Format, RoundTrips) {
+  const std::string golden = "openbmb-MiniCPM5-1B.json";
+  expect_round_trip(golden, "minicpm5", weather_calls(false));
+  expect_round_trip(golden, "minicpm5", weather_calls(true));
+  std::vector<RoundTripCall> cdata = {{"search_files", {{"pattern", "a<b & c\nd]"}}}};
+  expect_round_trip(golden, "minicpm5", cdata);
+  RoundTripOptions o;
+  o.content = "Checking.";
+  expect_round_trip(golden, "minicpm5", weather_calls(true), o);
+}
+
+}  // namespace
+}  // namespace baton::toolcall
