@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "toolcall/json_scan.h"
 #include "toolcall/markup_scan.h"
 
 namespace baton::toolcall {
@@ -52,9 +53,11 @@ BlockResult action(Cursor c, bool fenced, bool final, ParsedOutput& out) {
   Match m = c.literal("[");
   if (m != Match::yes) return {m == Match::partial ? Block::incomplete : Block::not_markup};
   size_t start = c.pos - 1;
-  size_t end = markup::json_value_end(c.text, start);
-  if (end == markup::npos) return {Block::incomplete};
-  if (!read_calls(c.text.substr(start, end - start), out)) return {Block::not_markup};
+  json::Scan list = json::scan_value(c.text, start);
+  if (list.status == json::Status::partial) return {Block::incomplete};
+  size_t end = list.end;
+  if (list.status == json::Status::invalid || !read_calls(c.text.substr(start, end - start), out))
+    return {Block::not_markup};
   c.pos = end;
   m = c.literal(fenced ? "```" : kEndAction);
   if (m == Match::yes) return {Block::done, c.pos};

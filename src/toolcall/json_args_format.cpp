@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "toolcall/json_scan.h"
 #include "toolcall/markup_scan.h"
 
 namespace baton::toolcall {
@@ -61,12 +62,15 @@ class CallReader {
   Block arguments() {
     ToolCall& call = out_.calls.back();
     size_t start = c_.pos;
-    size_t end = markup::json_value_end(c_.text, start);
-    if (end == markup::npos) {
-      std::string_view part = c_.text.substr(start);
+    json::Scan scan = json::scan_value(c_.text, start);
+    if (scan.status != json::Status::complete) {
+      // Streamed up to where the text ends, or stops being JSON (then the call is malformed and
+      // the final parse returns it as content).
+      std::string_view part = c_.text.substr(start, scan.end - start);
       call.arguments = part.substr(0, part.size() - markup::incomplete_utf8_suffix(part));
-      return Block::incomplete;
+      return scan.status == json::Status::partial ? Block::incomplete : Block::malformed;
     }
+    size_t end = scan.end;
     std::string_view object = c_.text.substr(start, end - start);
     auto parsed = nlohmann::json::parse(object, nullptr, false);
     if (parsed.is_discarded() || !parsed.is_object()) return Block::malformed;

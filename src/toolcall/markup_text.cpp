@@ -88,29 +88,4 @@ std::string json_quote(std::string_view s) {
   return out;
 }
 
-size_t json_value_end(std::string_view text, size_t pos) {
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (size_t i = pos; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    if (c == '"')
-      in_string = true;
-    else if (c == '{' || c == '[')
-      ++depth;
-    else if (c == '}' || c == ']') {
-      if (--depth <= 0) return i + 1;
-    }
-  }
-  return npos;
-}
-
 }  // namespace baton::toolcall::markup

@@ -32,9 +32,4 @@ void append_json_escaped(std::string& out, std::string_view s);
 // `s` as a JSON string literal, quotes included.
 std::string json_quote(std::string_view s);
 
-// End (one past the closing bracket) of the JSON object or array that starts at `pos`, found
-// by bracket depth outside strings; npos when the text ends first. Validity is checked by the
-// caller once the value is complete.
-size_t json_value_end(std::string_view text, size_t pos);
-
 }  // namespace baton::toolcall::markup
