@@ -1,6 +1,7 @@
 #pragma once
 // The first half of the format registry: the families whose calls carry JSON arguments
-// (Hermes, Llama 3, Firefunction, Mistral, DeepSeek). format_registry.cpp joins both halves.
+// (Hermes, Llama 3, Firefunction, Mistral, DeepSeek, and the JSON-section families: MiniMax-M1,
+// Apriel, Apertus, GigaChat). format_registry.cpp joins both halves.
 #include <memory>
 #include <string>
 #include <string_view>
@@ -22,5 +23,10 @@ std::unique_ptr<OutputFormat> make_firefunction_format();
 std::unique_ptr<OutputFormat> make_mistral_format();
 std::unique_ptr<OutputFormat> make_deepseek_format();
 std::unique_ptr<OutputFormat> make_dsml_format();
+std::unique_ptr<OutputFormat> make_minimax_m1_format();
+std::unique_ptr<OutputFormat> make_apriel_format();
+std::unique_ptr<OutputFormat> make_apertus_format();
+std::unique_ptr<OutputFormat> make_gigachat3_format();
+std::unique_ptr<OutputFormat> make_gigachat31_format();
 
 }  // namespace baton::toolcall

@@ -30,6 +30,12 @@ TEST(DetectFormat, JsonFamiliesFromTheirTemplates) {
       {"deepseek-ai-DeepSeek-R1-Distill-Qwen-32B", "deepseek"},
       {"deepseek-ai-DeepSeek-V3.2", "deepseek-v3.2"},
       {"deepseek-ai-DeepSeek-V4", "deepseek-v3.2"},
+      {"MiniMax-M1", "minimax-m1"},
+      {"unsloth-Apriel-1.5", "apriel"},
+      {"Apriel-1.6-15b-Thinker-fixed", "apriel"},
+      {"Apertus-8B-Instruct", "apertus"},
+      {"GigaChat3-10B-A1.8B", "gigachat3"},
+      {"GigaChat3.1-10B-A1.8B", "gigachat3.1"},
   };
   for (const auto& [file, name] : expect) {
     std::ifstream in(dir / (file + ".json"), std::ios::binary);

@@ -1,0 +1,75 @@
+// Apriel (ServiceNow, 1.5 and 1.6 Thinker): the model reasons first, in plain text, then writes
+//   [BEGIN FINAL RESPONSE]\ncontent <tool_calls>[...]</tool_calls>\n[END FINAL RESPONSE]
+// Apriel 1.5 starts its reasoning with "Here are my reasoning steps:"; Apriel 1.6's template
+// writes that line into the prompt, so its text starts inside the reasoning with no marker.
+// Rules, all decided from the text alone so that every parse only extends the previous one:
+//  - text before [BEGIN FINAL RESPONSE] is reasoning (the lead line dropped);
+//  - a <tool_calls> section before any [BEGIN FINAL RESPONSE] ends the reasoning when the text
+//    began with the lead line, and otherwise shows that the model answered without reasoning
+//    (as the template renders earlier turns): the text is content;
+//  - until one of the markers comes, text that began with the lead line streams as reasoning;
+//    other text is held back and, if generation ends first, is content.
+#include "toolcall/json_call.h"
+#include "toolcall/json_section_format.h"
+#include "toolcall/output_builder.h"
+#include "toolcall/registry_a.h"
+
+namespace baton::toolcall {
+namespace {
+
+constexpr std::string_view kLead = "Here are my reasoning steps:";
+constexpr std::string_view kFinal = "[BEGIN FINAL RESPONSE]";
+constexpr std::string_view kCalls = "<tool_calls>";
+
+std::string trimmed(std::string_view s) {
+  s.remove_prefix(json::skip_ws(s, 0));
+  while (!s.empty() && json::skip_ws(s, s.size() - 1) == s.size()) s.remove_suffix(1);
+  return std::string(s);
+}
+
+class AprielFormat : public OutputFormat {
+ public:
+  std::string_view name() const override { return "apriel"; }
+  std::vector<std::string> markers() const override { return calls_.markers(); }
+
+  ParsedOutput parse(std::string_view text, bool final) const override {
+    size_t s = json::skip_ws(text, 0);
+    std::string_view t = text.substr(s);
+    bool led = t.substr(0, kLead.size()) == kLead;
+    if (!final && !led && kLead.substr(0, t.size()) == t) return {};  // may become the lead
+    size_t body = led ? s + kLead.size() : 0;
+    size_t fin = text.find(kFinal);
+    size_t calls = text.find(kCalls);
+    if (fin != std::string_view::npos && fin < calls)
+      return with_reasoning(text.substr(body, fin - body), text.substr(fin + kFinal.size()), final);
+    if (calls != std::string_view::npos) {
+      if (!led) return calls_.parse(text, final);
+      return with_reasoning(text.substr(body, calls - body), text.substr(calls), final);
+    }
+    if (!led) return final ? calls_.parse(text, final) : ParsedOutput{};
+    std::string_view thinking = text.substr(body);
+    const std::vector<std::string> ends = {std::string(kFinal), std::string(kCalls)};
+    ParsedOutput out;
+    out.reasoning =
+        trimmed(thinking.substr(0, certain_end(thinking, thinking.size(), ends, final)));
+    return out;
+  }
+
+ private:
+  ParsedOutput with_reasoning(std::string_view reasoning, std::string_view rest, bool final) const {
+    // Whitespace after the reasoning is layout, as after a <think> block.
+    ParsedOutput out = calls_.parse(rest.substr(json::skip_ws(rest, 0)), final);
+    out.reasoning = trimmed(reasoning);
+    return out;
+  }
+
+  JsonSectionFormat calls_{apriel_calls_spec()};
+};
+
+}  // namespace
+
+std::unique_ptr<OutputFormat> make_apriel_format() {
+  return std::make_unique<AprielFormat>();
+}
+
+}  // namespace baton::toolcall
