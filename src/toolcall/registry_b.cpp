@@ -2,6 +2,7 @@
 
 #include "toolcall/format_command_r.h"
 #include "toolcall/format_harmony.h"
+#include "toolcall/format_muse.h"
 #include "toolcall/json_args_families.h"
 #include "toolcall/loose_formats.h"
 #include "toolcall/xml_families.h"
@@ -15,6 +16,7 @@ std::unique_ptr<OutputFormat> make_format_b(std::string_view name, const FormatC
   if (name == "gpt-oss") return std::make_unique<HarmonyFormat>();
   if (name == "gemma4") return std::make_unique<Gemma4Format>();
   if (name == "lfm2") return std::make_unique<PythonicFormat>();
+  if (name == "muse-glimmer") return std::make_unique<MuseFormat>(ctx);
   return nullptr;
 }
 
@@ -25,6 +27,7 @@ std::vector<std::string> format_names_b() {
   names.push_back("gpt-oss");
   names.push_back("gemma4");
   names.push_back("lfm2");
+  names.push_back("muse-glimmer");
   return names;
 }
 
@@ -48,6 +51,7 @@ std::string detect_format_b(std::string_view source) {
   if (has(source, "<|tool_call:begin|>")) return "solar-open";
   if (has(source, "<|START_ACTION|>") || (has(source, "Action:") && has(source, "\"tool_name\"")))
     return "command-r";
+  if (has(source, "<atem:function_calls>")) return "muse-glimmer";
   if (has(source, "<|channel|>") && has(source, "<|message|>")) return "gpt-oss";
   if (has(source, "<|tool_call>call:")) return "gemma4";
   if (has(source, "<|tool_call_start|>")) return "lfm2";

@@ -24,6 +24,8 @@ TEST(DetectFormatB, Snippets) {
   EXPECT_EQ(detect_format_b("{{- '<|tool_call>call:' + function['name'] + '{' -}}"), "gemma4");
   EXPECT_EQ(detect_format_b("{{- \"<|tool_call_start|>[\" -}}"), "lfm2");
   EXPECT_EQ(detect_format_b("'<function name=\"' ~ name ~ '\">' '<param name=\"'"), "minicpm5");
+  EXPECT_EQ(detect_format_b("<|start|>assistant to=f<|message|><atem:function_calls>"),
+            "muse-glimmer");
   EXPECT_EQ(detect_format_b(""), "");
 }
 
@@ -50,6 +52,7 @@ TEST(DetectFormatB, GoldenTemplates) {
       {"google-gemma-4-31B-it-interleaved", "gemma4"},
       {"LFM2.5-8B-A1B", "lfm2"},
       {"openbmb-MiniCPM5-1B", "minicpm5"},
+      {"muse-glimmer", "muse-glimmer"},
   };
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".json") continue;

@@ -1,0 +1,129 @@
+#include "toolcall/format_muse.h"
+
+#include <algorithm>
+
+#include "toolcall/markup_text.h"
+
+// GCC 12 reports a -Wrestrict overlap inside std::string's inlined copy when the spec assigns
+// string lists (GCC bug 105329, a false positive fixed in GCC 13); nothing here aliases.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
+
+namespace baton::toolcall {
+
+namespace {
+
+constexpr std::string_view kStart = "<|start|>assistant";
+constexpr std::string_view kMessage = "<|message|>";
+// What ends a body: <|start|> is not consumed (a model may open the next message directly).
+constexpr std::string_view kEnds[] = {"<|eom|>", "<|eot|>", "<|start|>"};
+constexpr size_t kMaxHeader = 256;  // a longer "header" is prose
+
+XmlCallSpec atem() {
+  XmlCallSpec s;
+  s.name = "muse-glimmer";
+  s.section_open = {"<atem:function_calls>"};
+  s.section_close = {"</atem:function_calls>"};
+  s.call_open = {"<atem:invoke name=\""};
+  s.name_end = "\">";
+  s.param_open = {"<atem:parameter name=\""};
+  s.key_end = "\">";
+  s.value_end = "</atem:parameter>";
+  s.call_close = {"</atem:invoke>"};
+  return s;
+}
+
+// The earliest end of a body at or after `pos`: {position, length consumed}.
+std::pair<size_t, size_t> body_end(std::string_view text, size_t pos) {
+  std::pair<size_t, size_t> best{markup::npos, 0};
+  for (auto end : kEnds)
+    if (auto at = text.find(end, pos); at < best.first)
+      best = {at, end == kEnds[2] ? 0 : end.size()};
+  return best;
+}
+
+// Bytes at the end of an unfinished body that may still be markup or a split character.
+size_t held_back(std::string_view body) {
+  size_t held = 0;
+  for (auto end : kEnds) held = std::max(held, markup::partial_suffix(body, end));
+  body.remove_suffix(held);
+  return held + markup::incomplete_utf8_suffix(body);
+}
+
+// Whether `header` (the text before <|message|>, or all that is left) is, or may still become,
+// " to=RECIPIENT".
+bool header_like(std::string_view header) {
+  std::string_view h = markup::trim_left(header);
+  if (h.size() > kMaxHeader || h.find('\n') != std::string_view::npos) return false;
+  return h.starts_with("to=") || std::string_view("to=").starts_with(h);
+}
+
+std::string recipient(std::string_view header) {
+  std::string_view h = markup::trim(header).substr(3);
+  return std::string(h.substr(0, std::min(h.find_first_of(" \t\n"), h.find("<|"))));
+}
+
+}  // namespace
+
+MuseFormat::MuseFormat(const FormatContext& ctx) : calls_(atem(), ctx) {}
+
+// A tool message's body: false when it is complete but holds no call. Its content (text around
+// the calls) is added once the body is complete, since until then it may still be a broken
+// call's raw text.
+bool MuseFormat::add_calls(std::string_view body, bool complete, bool final,
+                           ParsedOutput& out) const {
+  ParsedOutput calls = calls_.parse(body, complete);
+  bool broken = complete && calls.calls.empty();
+  if (broken && final) return false;
+  if (broken) calls = calls_.parse(body, false);
+  if (broken || !complete) calls.content.clear();
+  out.content += calls.content;
+  for (auto& c : calls.calls) out.calls.push_back(std::move(c));
+  out.last_call_open = calls.last_call_open;
+  return !broken;
+}
+
+ParsedOutput MuseFormat::parse(std::string_view text, bool final) const {
+  ParsedOutput out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    std::string_view rest = text.substr(pos);
+    if (rest.starts_with(kStart)) {
+      pos += kStart.size();
+      continue;
+    }
+    if (!final && kStart.starts_with(rest)) break;
+    size_t msg_start = pos, header_end = text.find(kMessage, pos);
+    std::string_view header = text.substr(pos, std::min(header_end, text.size()) - pos);
+    std::string to;
+    if (header_like(header) && header_end != markup::npos) {
+      to = recipient(header);
+      pos = header_end + kMessage.size();
+    } else if (header_like(header) && !final) {
+      break;  // a header still being written
+    }
+    auto [end, consumed] = body_end(text, pos);
+    bool complete = end != markup::npos || final;
+    std::string_view body = text.substr(pos, (end == markup::npos ? text.size() : end) - pos);
+    if (!complete) body.remove_suffix(held_back(body));
+    pos = end == markup::npos ? text.size() : end + consumed;
+    if (to == "self") {
+      out.reasoning += body;
+    } else if (to.empty() || to == "user") {
+      out.content += body;
+    } else if (!add_calls(body, complete, final, out)) {
+      if (!final) break;  // a broken call: what streamed stays until the end
+      out.content += text.substr(msg_start, pos - msg_start);
+    }
+    if (!complete) break;
+  }
+  if (final) out.last_call_open = false;
+  return out;
+}
+
+std::vector<std::string> MuseFormat::markers() const {
+  return {"<|start|>", "<|message|>", "<|eom|>", "<|eot|>"};
+}
+
+}  // namespace baton::toolcall

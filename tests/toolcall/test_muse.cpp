@@ -1,0 +1,85 @@
+// Muse Glimmer's ATEM messages (format_muse.h): hand-written texts through every check of
+// format_check.h, and round trips through its golden chat template.
+#include <gtest/gtest.h>
+
+#include "format_check.h"
+#include "toolcall/registry_b.h"
+
+namespace baton::toolcall {
+namespace {
+
+using testing::call;
+using testing::expect_parses;
+using testing::expect_round_trip;
+using testing::output;
+using testing::RoundTripOptions;
+using testing::weather_calls;
+
+std::unique_ptr<OutputFormat> make() {
+  FormatContext ctx;
+  ctx.tools = nlohmann::ordered_json::parse(R"([{"type": "function", "function": {
+      "name": "get_weather", "parameters": {"type": "object", "properties": {
+        "city": {"type": "string"}, "days": {"type": "integer"}}}}}])");
+  auto f = make_format_b("muse-glimmer", ctx);
+  EXPECT_TRUE(f);
+  return f;
+}
+
+std::string atem_call(std::string_view name, std::string_view params) {
+  return " to=" + std::string(name) + "<|message|><atem:function_calls>\n<atem:invoke name=\"" +
+         std::string(name) + "\">\n" + std::string(params) +
+         "</atem:invoke>\n</atem:function_calls>";
+}
+
+TEST(MuseFormat, ReasoningThenTwoCalls) {
+  auto f = make();
+  std::string text =
+      " to=self<|message|>Need the weather.<|eom|><|start|>assistant" +
+      atem_call("get_weather",
+                "<atem:parameter name=\"city\">Paris</atem:parameter>\n"
+                "<atem:parameter name=\"days\">3</atem:parameter>\n") +
+      "<|eom|><|start|>assistant" +
+      atem_call("search_files", "<atem:parameter name=\"pattern\">a\"b\nc</atem:parameter>\n") +
+      "<|eom|>";
+  expect_parses(*f, text,
+                output("",
+                       {call("get_weather", R"({"city": "Paris", "days": 3})"),
+                        call("search_files", R"({"pattern": "a\"b\nc"})")},
+                       "Need the weather."));
+}
+
+TEST(MuseFormat, ContentMessages) {
+  auto f = make();
+  expect_parses(*f, " to=user<|message|>It is sunny.<|eot|>", output("It is sunny."));
+  expect_parses(*f, "Plain answer.", output("Plain answer."));
+  auto p = f->parse(" to=user<|message|>Sunny<|eo", false);
+  EXPECT_EQ(p.content, "Sunny");
+  p = f->parse(
+      " to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"get_weather\">"
+      "\n<atem:parameter name=\"city\">Par",
+      false);
+  ASSERT_EQ(p.calls.size(), 1u);
+  EXPECT_EQ(p.calls[0].arguments, R"({"city": "Par)");
+}
+
+TEST(MuseFormat, MalformedCallsAreContent) {
+  auto f = make();
+  for (std::string text : {" to=f<|message|>not atem<|eom|>",
+                           " to=f<|message|><atem:function_calls>\n<atem:invoke name=\"f\">\n"
+                           "<atem:parameter name=\"a\">x</atem:invoke><|eom|>"}) {
+    ParsedOutput p = f->parse(text, true);
+    EXPECT_EQ(p.content, text);
+    EXPECT_TRUE(p.calls.empty()) << text;
+    testing::expect_monotonic(*f, text, {.markup_is_content = true});
+  }
+}
+
+TEST(MuseFormat, RoundTrips) {
+  RoundTripOptions o;
+  o.end_markers = {"<|eot|>", "<|eom|>"};
+  expect_round_trip("muse-glimmer.json", "muse-glimmer", weather_calls(false), o);
+  expect_round_trip("muse-glimmer.json", "muse-glimmer", weather_calls(true), o);
+}
+
+}  // namespace
+}  // namespace baton::toolcall
