@@ -109,7 +109,8 @@ bool check_split(const OutputFormat* format, const ReasoningOptions& reasoning,
   return false;
 }
 
-// Whether `later` extends `earlier` as a non-final parse must.
+// Whether `later` extends `earlier` as a non-final parse must: only the open last call's
+// arguments may still grow, a complete call's stay as they were.
 std::string extension_problem(const ParsedOutput& earlier, const ParsedOutput& later) {
   auto extends = [](const std::string& a, const std::string& b) { return a.rfind(b, 0) == 0; };
   if (!extends(later.reasoning, earlier.reasoning)) return "reasoning shrank or changed";
@@ -119,6 +120,8 @@ std::string extension_problem(const ParsedOutput& earlier, const ParsedOutput& l
     const auto &a = earlier.calls[i], &b = later.calls[i];
     if (a.name != b.name || a.id != b.id) return "a call's name or id changed";
     if (!extends(b.arguments, a.arguments)) return "a call's arguments changed";
+    bool open = earlier.last_call_open && i + 1 == earlier.calls.size();
+    if (!open && a.arguments != b.arguments) return "a complete call's arguments changed";
   }
   return "";
 }
@@ -191,6 +194,35 @@ void expect_parses(const OutputFormat& format, std::string_view text, const Pars
   no_reasoning.enabled = false;
   expect_streams(&format, no_reasoning, text, expected, options);
   expect_monotonic(format, text, options);
+}
+
+ParsedOutput parse_streamed(const OutputFormat& format, std::string_view text) {
+  ParsedOutput whole = format.parse(text, true);
+  ParsedOutput previous;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    ParsedOutput now = format.parse(text.substr(0, i), false);
+    std::string problem = extension_problem(previous, now);
+    if (problem.empty()) {
+      problem = extension_problem(now, whole);
+      if (!problem.empty()) problem += " (in the final parse)";
+    }
+    if (!problem.empty()) {
+      ADD_FAILURE() << problem << " at prefix "
+                    << ordered_json(std::string(text.substr(0, i))).dump()
+                    << "\n  before: " << describe(previous) << "\n  after:  " << describe(now)
+                    << "\n  final:  " << describe(whole);
+      break;
+    }
+    previous = std::move(now);
+  }
+  return whole;
+}
+
+void expect_call(const ToolCall& call, const std::string& name, const std::string& args) {
+  EXPECT_EQ(call.name, name);
+  auto parsed = nlohmann::json::parse(call.arguments, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << "arguments are not JSON: " << call.arguments;
+  EXPECT_EQ(parsed, nlohmann::json::parse(args)) << call.arguments;
 }
 
 }  // namespace baton::toolcall::testing

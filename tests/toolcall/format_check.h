@@ -7,6 +7,9 @@
 //    through a real model's chat template (a golden file in ../shared/chat-templates/), the
 //    text the model would have generated is cut out, and the format must parse the same calls
 //    back from it.
+//  - parse_streamed / round_trip: the same promises checked on parse() alone, for tests that
+//    then look at the result themselves.
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -64,5 +67,39 @@ std::vector<RoundTripCall> weather_calls(bool two);
 void expect_round_trip(const std::string& golden_file, std::string_view format_name,
                        const std::vector<RoundTripCall>& calls,
                        const RoundTripOptions& options = {});
+
+// ---- Checks on parse() alone, and a second round trip, with typed arguments ----------------
+
+// Parses `text` whole and after each of its prefixes: every non-final parse must be extended by
+// the next one and by the final parse (as expect_monotonic, without its check for markup in
+// content). Returns the final parse, for the caller's own expectations.
+ParsedOutput parse_streamed(const OutputFormat& format, std::string_view text);
+
+// `call` is named `name` and its arguments equal `args` as JSON.
+void expect_call(const ToolCall& call, const std::string& name, const std::string& args);
+
+// Tools whose schemas type every argument (integer, boolean, object), for formats that convert
+// their arguments by the schema (build them with these as FormatContext::tools).
+nlohmann::ordered_json round_trip_tools();
+
+// A golden file's template source.
+std::string read_source(const std::filesystem::path& path);
+
+struct RoundTrip {
+  std::string template_file;             // under ../shared/chat-templates
+  std::vector<std::string> end_markers;  // the assistant's text ends before the first of these
+  std::vector<std::string> think_ends = {"</think>", "</mm:think>"};
+  bool objects = true;  // whether the template writes object arguments as JSON
+  // Where the message is not rendered after the generation prompt (Command R+ ends the prompt
+  // with a system turn): the message starts after this marker.
+  std::string starts_after = "";
+};
+
+// Renders two conversations with round_trip_tools() (content and two calls; no content and one
+// call whose arguments hold Unicode, a boolean and a nested object) and parses the assistant's
+// text back with parse_streamed: the same calls, and the content where the template wrote it.
+// Unlike expect_round_trip, the text is cut at the first end marker and `format` is the
+// caller's, so a format that needs the request's tools gets them.
+void round_trip(const OutputFormat& format, const RoundTrip& rt);
 
 }  // namespace baton::toolcall::testing

@@ -1,5 +1,5 @@
-// expect_round_trip (format_check.h): what a model would generate, cut out of a real template's
-// rendering of a conversation, must parse back to the calls it was rendered from.
+// expect_round_trip and round_trip (format_check.h): what a model would generate, cut out of a
+// real template's rendering of a conversation, must parse back to the calls it was rendered from.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -57,7 +57,101 @@ std::string strip_end_of_turn(std::string text, const std::vector<std::string>& 
   return text;
 }
 
+// What the template makes the assistant say for `calls` (OpenAI tool_calls, arguments as
+// objects) after `content`: the rendering with the message minus the one with the generation
+// prompt, cut at the end of the turn, after any (empty) reasoning block.
+std::string render_assistant(const RoundTrip& rt, const std::string& source,
+                             const std::string& content, const ordered_json& calls) {
+  auto tmpl = chat::ChatTemplate::from_text(source);
+  ordered_json ctx = {{"bos_token", "<s>"}, {"eos_token", "</s>"}, {"tools", round_trip_tools()}};
+  ctx["messages"] = ordered_json::array({{{"role", "system"}, {"content", "You can call tools."}},
+                                         {{"role", "user"}, {"content", "Weather in Paris?"}}});
+  ctx["add_generation_prompt"] = true;
+  std::string prompt = tmpl.render(ctx);
+  ordered_json msg = {{"role", "assistant"}, {"content", content}, {"tool_calls", calls}};
+  ctx["messages"].push_back(msg);
+  ctx["add_generation_prompt"] = false;
+  std::string full = tmpl.render(ctx);
+  size_t common = 0;
+  while (common < prompt.size() && common < full.size() && prompt[common] == full[common]) ++common;
+  // Where the prompt ends inside a tag the message rewrites ("<think>" then "</think>"), the
+  // message starts at that tag.
+  if (common < prompt.size()) common = std::min(common, full.rfind('<', common));
+  std::string said = full.substr(common);
+  if (auto at = said.find(rt.starts_after); !rt.starts_after.empty() && at != std::string::npos)
+    said = said.substr(at + rt.starts_after.size());
+  size_t end = said.size();
+  for (const auto& m : rt.end_markers) end = std::min(end, said.find(m));
+  said.resize(end);
+  for (const auto& t : rt.think_ends) {
+    size_t start = said.find_first_not_of(" \n");
+    if (start != std::string::npos && said.compare(start, t.size(), t) == 0)
+      said = said.substr(start + t.size());
+  }
+  return said;
+}
+
+// Calls in OpenAI form: {"id", "type": "function", "function": {"name", "arguments"}}.
+ordered_json openai_calls(const std::vector<std::pair<std::string, std::string>>& calls) {
+  auto out = ordered_json::array();
+  for (size_t i = 0; i < calls.size(); ++i)
+    out.push_back(
+        {{"id", "call_" + std::to_string(i + 1)},
+         {"type", "function"},
+         {"function",
+          {{"name", calls[i].first}, {"arguments", ordered_json::parse(calls[i].second)}}}});
+  return out;
+}
+
 }  // namespace
+
+ordered_json round_trip_tools() {
+  return ordered_json::parse(R"([
+    {"type": "function", "function": {"name": "get_weather", "description": "Get the weather",
+      "parameters": {"type": "object", "properties": {
+        "city": {"type": "string", "description": "City"},
+        "days": {"type": "integer", "description": "Days"},
+        "metric": {"type": "boolean", "description": "Metric"},
+        "where": {"type": "object", "description": "Where",
+                  "additionalProperties": {"type": "string"}}}, "required": ["city"]}}},
+    {"type": "function", "function": {"name": "search_files", "description": "Search",
+      "parameters": {"type": "object", "properties": {
+        "pattern": {"type": "string", "description": "Pattern"}}, "required": ["pattern"]}}}])");
+}
+
+std::string read_source(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return ordered_json::parse(in).at("source").get<std::string>();
+}
+
+void round_trip(const OutputFormat& format, const RoundTrip& rt) {
+  BATON_REQUIRE_SHARED(path, "chat-templates/" + rt.template_file);
+  std::string source = read_source(path);
+  struct Case {
+    std::string content;
+    std::vector<std::pair<std::string, std::string>> calls;
+  };
+  std::vector<Case> cases = {
+      {"Let me check.",
+       {{"get_weather", R"({"city": "Paris", "days": 3})"},
+        {"search_files", R"({"pattern": "a\"b\nc\\d"})"}}},
+      {"",
+       {{"get_weather",
+         R"({"city": "Zürich 東京", "metric": true, "where": {"lat": 1.5, "tags": ["x"]}})"}}},
+  };
+  if (!rt.objects) cases[1].calls[0].second = R"({"city": "Zürich 東京", "metric": true})";
+  for (const auto& c : cases) {
+    std::string said = render_assistant(rt, source, c.content, openai_calls(c.calls));
+    SCOPED_TRACE(rt.template_file + " said: " + said);
+    ParsedOutput out = parse_streamed(format, said);
+    ASSERT_EQ(out.calls.size(), c.calls.size());
+    for (size_t i = 0; i < c.calls.size(); ++i)
+      expect_call(out.calls[i], c.calls[i].first, c.calls[i].second);
+    if (said.find(c.content) != std::string::npos) {
+      EXPECT_EQ(out.content, c.content);
+    }
+  }
+}
 
 std::vector<RoundTripCall> weather_calls(bool two) {
   std::vector<RoundTripCall> calls = {
@@ -74,9 +168,7 @@ void expect_round_trip(const std::string& golden_file, std::string_view format_n
     GTEST_SKIP() << "needs ../shared/chat-templates (not on this machine; set BATON_SHARED_DIR)";
   auto path = baton::testing::shared_file("chat-templates/" + golden_file);
   ASSERT_FALSE(path.empty()) << "no golden file " << golden_file;
-  std::ifstream in(path, std::ios::binary);
-  auto golden = ordered_json::parse(in);
-  auto tmpl = chat::ChatTemplate::from_text(golden.at("source").get<std::string>());
+  auto tmpl = chat::ChatTemplate::from_text(read_source(path));
 
   ordered_json history = ordered_json::array();
   history.push_back({{"role", "user"}, {"content", "Weather in Paris?"}});

@@ -1,7 +1,7 @@
 // Cohere Command R family: "Action:" fenced lists (R+) and <|START_ACTION|> lists (R7B, Cohere2).
 #include <gtest/gtest.h>
 
-#include "toolcall/family_check.h"
+#include "format_check.h"
 #include "toolcall/registry_b.h"
 
 namespace baton::toolcall {

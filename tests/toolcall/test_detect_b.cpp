@@ -4,7 +4,8 @@
 #include <filesystem>
 #include <map>
 
-#include "toolcall/family_check.h"
+#include "format_check.h"
+#include "support/shared_files.h"
 #include "toolcall/registry_b.h"
 
 namespace baton::toolcall {

@@ -2,7 +2,7 @@
 // Functionary v3.1, Solar Open.
 #include <gtest/gtest.h>
 
-#include "toolcall/family_check.h"
+#include "format_check.h"
 #include "toolcall/registry_b.h"
 
 namespace baton::toolcall {

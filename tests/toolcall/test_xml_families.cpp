@@ -2,7 +2,7 @@
 // trips through the golden chat templates.
 #include <gtest/gtest.h>
 
-#include "toolcall/family_check.h"
+#include "format_check.h"
 #include "toolcall/registry_b.h"
 
 namespace baton::toolcall {
