@@ -39,6 +39,26 @@ std::unique_ptr<OutputFormat> format(std::string_view name) {
   return f;
 }
 
+TEST(JsonSections, MarkerSplitAcrossPiecesIsHeldBack) {
+  auto m = format("minimax-m1");
+  EXPECT_EQ(m->parse("Hi <tool_ca", false).content, "Hi");
+  EXPECT_EQ(m->parse("Hi <tool_ca", true).content, "Hi <tool_ca");
+  EXPECT_EQ(m->parse("Hi <tool_cx", false).content, "Hi <tool_cx");
+  auto g = format("gigachat3.1");
+  EXPECT_EQ(g->parse("Ok<|function_c", false).content, "Ok");
+  EXPECT_EQ(g->parse("Ok<|message_s", false).content, "Ok");
+  auto a = format("apertus");
+  EXPECT_EQ(a->parse("<|inner_pre", false).reasoning, "");
+  EXPECT_EQ(a->parse("<|inner_prefix|>Hm<|inner_suf", false).reasoning, "Hm");
+  // A call appears once its name is whole; its arguments stream.
+  auto p = m->parse("<tool_calls>\n{\"name\": \"get_wea", false);
+  EXPECT_TRUE(p.calls.empty());
+  p = m->parse("<tool_calls>\n{\"name\": \"f\", \"arguments\": {\"a\": \"x", false);
+  ASSERT_EQ(p.calls.size(), 1u);
+  EXPECT_TRUE(p.last_call_open);
+  EXPECT_EQ(p.calls[0].arguments, R"({"a": "x)");
+}
+
 // ---- MiniMax-M1 -------------------------------------------------------------------------------
 
 TEST(MinimaxM1, ContentOnly) {
