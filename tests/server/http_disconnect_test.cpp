@@ -47,6 +47,11 @@ FixtureOptions slow_options() {
 }
 
 void expect_freed(ServerHarness& h, uint64_t cancelled_before, uint64_t n_cancelled) {
+  // The status snapshot can read idle before the loop has seen the hang-up (it is published at
+  // step boundaries), so first wait for the cancellations themselves.
+  for (int i = 0; i < 2500 && cancelled(h) < cancelled_before + n_cancelled; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   EXPECT_TRUE(h.wait_idle()) << "requests or KV blocks still held";
   EXPECT_EQ(cancelled(h), cancelled_before + n_cancelled);
   auto s = h.client()->Get("/status");
