@@ -24,17 +24,8 @@ class CallReader {
   BlockResult block(size_t start) {
     c_.pos = start;
     if (spec_.section_open.empty()) return {call(), c_.pos};
-    Match m = c_.literals(spec_.section_open);
-    if (m != Match::yes) return {m == Match::partial ? Block::incomplete : Block::not_markup, 0};
-    for (bool first = true;; first = false) {
-      m = c_.literals(spec_.section_close);
-      if (m == Match::yes) return {Block::done, c_.pos};
-      if (final_ && !first && markup::skip_space(c_.text, c_.pos) == c_.text.size())
-        return {Block::done, c_.text.size()};
-      if (m == Match::partial) return {Block::incomplete, 0};
-      Block b = call();
-      if (b != Block::done) return {b == Block::not_markup && !first ? Block::malformed : b, 0};
-    }
+    return markup::read_section(c_, final_, spec_.section_open, spec_.section_close,
+                                [this] { return call(); });
   }
 
  private:
@@ -80,12 +71,7 @@ class CallReader {
     if (m == Match::no) return Block::malformed;
     if (m == Match::partial) return final_ ? Block::malformed : Block::incomplete;
     out_.last_call_open = false;
-    for (size_t i = 1; i < spec_.call_close.size(); ++i) {
-      m = c_.literal(spec_.call_close[i]);
-      if (m == Match::no || (m == Match::partial && final_)) break;
-      if (m == Match::partial) return Block::incomplete;
-    }
-    return Block::done;
+    return markup::close_rest(c_, final_, spec_.call_close);
   }
 
   const JsonArgsSpec& spec_;
@@ -105,9 +91,8 @@ bool read_name_header(std::string_view header, ToolCall& call) {
 }
 
 ParsedOutput JsonArgsFormat::parse(std::string_view text, bool final) const {
-  std::string opener =
-      spec_.section_open.empty() ? spec_.call_open.front() : spec_.section_open.front();
-  return markup::scan_blocks(text, final, {opener},
+  return markup::scan_blocks(text, final,
+                             {markup::block_opener(spec_.section_open, spec_.call_open)},
                              [&](std::string_view t, size_t start, bool fin, ParsedOutput& out) {
                                return CallReader(spec_, t, fin, out).block(start);
                              });

@@ -35,6 +35,31 @@ Match Cursor::literals(const std::vector<std::string>& pieces) {
   return Match::yes;
 }
 
+BlockResult read_section(Cursor& c, bool final, const std::vector<std::string>& open,
+                         const std::vector<std::string>& close,
+                         const std::function<Block()>& call) {
+  Match m = c.literals(open);
+  if (m != Match::yes) return {m == Match::partial ? Block::incomplete : Block::not_markup, 0};
+  for (bool first = true;; first = false) {
+    m = c.literals(close);
+    if (m == Match::yes) return {Block::done, c.pos};
+    if (final && !first && skip_space(c.text, c.pos) == c.text.size())
+      return {Block::done, c.text.size()};
+    if (m == Match::partial) return {Block::incomplete, 0};
+    Block b = call();
+    if (b != Block::done) return {b == Block::not_markup && !first ? Block::malformed : b, 0};
+  }
+}
+
+Block close_rest(Cursor& c, bool final, const std::vector<std::string>& close) {
+  for (size_t i = 1; i < close.size(); ++i) {
+    Match m = c.literal(close[i]);
+    if (m == Match::no || (m == Match::partial && final)) break;
+    if (m == Match::partial) return Block::incomplete;
+  }
+  return Block::done;
+}
+
 namespace {
 
 struct Opener {

@@ -45,6 +45,23 @@ struct BlockResult {
   size_t end = 0;
 };
 
+// A section wrapping calls (`open`, calls read by `call` at the cursor, `close`), for the engines
+// whose families may wrap all of a message's calls. The end of the text in place of `close` is
+// accepted once the model stopped, after at least one call. A call that is not markup after the
+// first one breaks the section (the calls before it were already reported).
+BlockResult read_section(Cursor& c, bool final, const std::vector<std::string>& open,
+                         const std::vector<std::string>& close, const std::function<Block()>& call);
+
+// The pieces of a call's close after the first (which the caller has read): each may be missing
+// at the end of a final text, since the call is whole without them.
+Block close_rest(Cursor& c, bool final, const std::vector<std::string>& close);
+
+// The literal a block of an engine's spec starts with: its section's open, else its call's.
+inline const std::string& block_opener(const std::vector<std::string>& section_open,
+                                       const std::vector<std::string>& call_open) {
+  return section_open.empty() ? call_open.front() : section_open.front();
+}
+
 // Parses the block that starts at `start` (where one of the openers begins), appending its
 // calls to out.calls and keeping out.last_call_open up to date.
 using BlockParser =

@@ -39,18 +39,8 @@ class CallReader {
   BlockResult block(size_t start) {
     c_.pos = start;
     if (spec_.section_open.empty()) return {call(), c_.pos};
-    Match m = c_.literals(spec_.section_open);
-    if (m != Match::yes) return {m == Match::partial ? Block::incomplete : Block::not_markup, 0};
-    for (bool first = true;; first = false) {
-      m = c_.literals(spec_.section_close);
-      if (m == Match::yes) return {Block::done, c_.pos};
-      // The end of the text in place of the section's close: accepted once the model stopped.
-      if (final_ && !first && markup::skip_space(c_.text, c_.pos) == c_.text.size())
-        return {Block::done, c_.text.size()};
-      if (m == Match::partial) return {Block::incomplete, 0};
-      Block b = call();
-      if (b != Block::done) return {b == Block::not_markup && !first ? Block::malformed : b, 0};
-    }
+    return markup::read_section(c_, final_, spec_.section_open, spec_.section_close,
+                                [this] { return call(); });
   }
 
  private:
@@ -88,12 +78,7 @@ class CallReader {
     ToolCall& call = out_.calls.back();
     call.arguments += '}';
     out_.last_call_open = false;
-    for (size_t i = 1; i < spec_.call_close.size(); ++i) {
-      Match m = c_.literal(spec_.call_close[i]);
-      if (m == Match::no || (m == Match::partial && final_)) break;  // lenient: the call is whole
-      if (m == Match::partial) return Block::incomplete;
-    }
-    return Block::done;
+    return markup::close_rest(c_, final_, spec_.call_close);
   }
 
   Block parameter(bool first) {
@@ -178,9 +163,8 @@ XmlCallFormat::XmlCallFormat(XmlCallSpec spec, const FormatContext& ctx)
     : spec_(std::move(spec)), schemas_(ctx.tools) {}
 
 ParsedOutput XmlCallFormat::parse(std::string_view text, bool final) const {
-  std::string opener =
-      spec_.section_open.empty() ? spec_.call_open.front() : spec_.section_open.front();
-  return markup::scan_blocks(text, final, {opener},
+  return markup::scan_blocks(text, final,
+                             {markup::block_opener(spec_.section_open, spec_.call_open)},
                              [&](std::string_view t, size_t start, bool fin, ParsedOutput& out) {
                                return CallReader(spec_, schemas_, t, fin, out).block(start);
                              });
