@@ -24,15 +24,6 @@ constexpr std::string_view kFenceEnd = "```";
 constexpr size_t kWait = std::string_view::npos;
 constexpr size_t kMalformed = kWait - 1;
 
-bool starts_with(std::string_view s, std::string_view p) {
-  return s.substr(0, p.size()) == p;
-}
-
-// Whether `s` (the end of the text) may still grow into `p`.
-bool may_become(std::string_view s, std::string_view p) {
-  return s.size() < p.size() && starts_with(p, s);
-}
-
 class DeepSeekFormat : public OutputFormat {
  public:
   std::string_view name() const override { return "deepseek"; }
@@ -43,18 +34,11 @@ class DeepSeekFormat : public OutputFormat {
 
   ParsedOutput parse(std::string_view text, bool final) const override {
     OutputBuilder out(final);
-    const std::vector<std::string> opens = {std::string(kCallsBegin), std::string(kCallBegin)};
-    size_t pos = 0;
-    while (pos != kWait) {
-      MarkerHit hit = find_first(text, pos, opens);
-      if (!hit.found()) {
-        out.add_content(text.substr(pos, certain_end(text, text.size(), opens, final) - pos));
-        break;
-      }
-      out.add_content(text.substr(pos, hit.pos - pos));
-      size_t i = hit.which == 0 ? hit.pos + kCallsBegin.size() : hit.pos;
-      pos = take_section(text, hit.pos, i, final, out);
-    }
+    scan_markers(text, 0, final, {std::string(kCallsBegin), std::string(kCallBegin)}, out,
+                 [&](const MarkerHit& hit) {
+                   size_t i = hit.which == 0 ? hit.pos + kCallsBegin.size() : hit.pos;
+                   return take_section(text, hit.pos, i, final, out);
+                 });
     return out.take();
   }
 
@@ -70,11 +54,11 @@ class DeepSeekFormat : public OutputFormat {
     while (true) {
       i = json::skip_ws(text, i);
       std::string_view rest = text.substr(i);
-      if (starts_with(rest, kCallsEnd)) {
+      if (rest.starts_with(kCallsEnd)) {
         next = i + kCallsEnd.size();
         break;
       }
-      if (!starts_with(rest, kCallBegin)) {
+      if (!rest.starts_with(kCallBegin)) {
         // The section may end without its end token (or stop here while streaming).
         if (!final && (may_become(rest, kCallsEnd) || may_become(rest, kCallBegin))) break;
         if (found.empty()) bad = start;
@@ -110,7 +94,7 @@ class DeepSeekFormat : public OutputFormat {
       name = std::string(text.substr(j, nl - j));
       a = json::skip_ws(text, nl);
       std::string_view f = text.substr(a);
-      if (!starts_with(f, kFence)) return !final && may_become(f, kFence) ? kWait : kMalformed;
+      if (!f.starts_with(kFence)) return !final && may_become(f, kFence) ? kWait : kMalformed;
       a = json::skip_ws(text, a + kFence.size());
     }
     if (name.empty() || name.find_first_of(" <>\n") != std::string::npos) return kMalformed;
@@ -125,9 +109,9 @@ class DeepSeekFormat : public OutputFormat {
     if (!json::is_object(args)) return kMalformed;
     found.push_back({{"", name, args}, false});
     size_t k = json::skip_ws(text, v.end);
-    if (starts_with(text.substr(k), kFenceEnd)) k = json::skip_ws(text, k + kFenceEnd.size());
+    if (text.substr(k).starts_with(kFenceEnd)) k = json::skip_ws(text, k + kFenceEnd.size());
     std::string_view rest = text.substr(k);
-    if (starts_with(rest, kCallEnd)) return k + kCallEnd.size();
+    if (rest.starts_with(kCallEnd)) return k + kCallEnd.size();
     if (!final && (may_become(rest, kCallEnd) || may_become(rest, kFenceEnd))) return kWait;
     return kMalformed;
   }

@@ -20,16 +20,11 @@ constexpr std::string_view kInvoke = "<｜DSML｜invoke name=\"";
 constexpr std::string_view kInvokeEnd = "</｜DSML｜invoke>";
 constexpr std::string_view kParam = "<｜DSML｜parameter name=\"";
 constexpr std::string_view kParamEnd = "</｜DSML｜parameter>";
+// V3.2 opens its section with function_calls, V4 with tool_calls; each closes its own.
+const std::vector<std::string> kOpens = {"<｜DSML｜function_calls>", "<｜DSML｜tool_calls>"};
+const std::vector<std::string> kCloses = {"</｜DSML｜function_calls>", "</｜DSML｜tool_calls>"};
 constexpr size_t kWait = std::string_view::npos;
 constexpr size_t kBad = kWait - 1;
-
-bool starts_with(std::string_view s, std::string_view p) {
-  return s.substr(0, p.size()) == p;
-}
-
-bool may_become(std::string_view s, std::string_view p) {
-  return s.size() < p.size() && starts_with(p, s);
-}
 
 // `s` without an incomplete UTF-8 sequence at its end (JSON escaping needs whole characters).
 std::string_view whole_chars(std::string_view s) {
@@ -59,48 +54,45 @@ class DsmlFormat : public OutputFormat {
 
   ParsedOutput parse(std::string_view text, bool final) const override {
     OutputBuilder out(final);
-    const std::vector<std::string> opens = {"<｜DSML｜function_calls>", "<｜DSML｜tool_calls>"};
-    const std::vector<std::string> closes = {"</｜DSML｜function_calls>", "</｜DSML｜tool_calls>"};
-    size_t pos = 0;
-    while (pos != kWait) {
-      MarkerHit hit = find_first(text, pos, opens);
-      if (!hit.found()) {
-        out.add_content(text.substr(pos, certain_end(text, text.size(), opens, final) - pos));
-        break;
-      }
-      out.add_content(text.substr(pos, hit.pos - pos));
-      std::vector<std::pair<ToolCall, bool>> found;
-      size_t i = hit.pos + opens[hit.which].size();
-      size_t end = kBad;
-      while (true) {
-        i = json::skip_ws(text, i);
-        std::string_view rest = text.substr(i);
-        if (starts_with(rest, closes[hit.which])) {
-          end = i + closes[hit.which].size();
-          break;
-        }
-        if (!starts_with(rest, kInvoke)) {
-          bool wait = !final && (may_become(rest, closes[hit.which]) || may_become(rest, kInvoke));
-          end = wait ? kWait : kBad;
-          break;
-        }
-        i = take_invoke(text, i + kInvoke.size(), final, found);
-        if (i == kWait || i == kBad) {
-          end = i;
-          break;
-        }
-      }
-      if (end == kBad && final) {
-        out.add_content(text.substr(hit.pos));  // malformed: raw, to the end
-        break;
-      }
-      for (auto& [c, open] : found) out.add_call(std::move(c), open);
-      pos = end == kBad ? kWait : end;
-    }
+    scan_markers(text, 0, final, kOpens, out,
+                 [&](const MarkerHit& hit) { return take_section(text, hit, final, out); });
     return out.take();
   }
 
  private:
+  // The section that opens at `hit`: its invokes up to its close; returns where content goes
+  // on, or kWait. A malformed section is raw content, to the end; while streaming, it waits.
+  static size_t take_section(std::string_view text, const MarkerHit& hit, bool final,
+                             OutputBuilder& out) {
+    std::vector<std::pair<ToolCall, bool>> found;
+    size_t i = hit.pos + kOpens[hit.which].size();
+    size_t end = kBad;
+    while (true) {
+      i = json::skip_ws(text, i);
+      std::string_view rest = text.substr(i);
+      if (rest.starts_with(kCloses[hit.which])) {
+        end = i + kCloses[hit.which].size();
+        break;
+      }
+      if (!rest.starts_with(kInvoke)) {
+        bool wait = !final && (may_become(rest, kCloses[hit.which]) || may_become(rest, kInvoke));
+        end = wait ? kWait : kBad;
+        break;
+      }
+      i = take_invoke(text, i + kInvoke.size(), final, found);
+      if (i == kWait || i == kBad) {
+        end = i;
+        break;
+      }
+    }
+    if (end == kBad && final) {
+      out.add_content(text.substr(hit.pos));  // malformed: raw, to the end
+      return kWait;
+    }
+    for (auto& [c, open] : found) out.add_call(std::move(c), open);
+    return end == kBad ? kWait : end;
+  }
+
   // One invoke after `<｜DSML｜invoke name="`: appends it (open while streaming); returns where
   // the next may start, kWait or kBad.
   static size_t take_invoke(std::string_view text, size_t i, bool final,
@@ -119,13 +111,13 @@ class DsmlFormat : public OutputFormat {
     while (true) {
       k = json::skip_ws(text, k);
       std::string_view rest = text.substr(k);
-      if (starts_with(rest, kInvokeEnd)) {
+      if (rest.starts_with(kInvokeEnd)) {
         args += "}";
         if (!json::is_object(args)) return kBad;
         found.push_back({{"", name, args}, false});
         return k + kInvokeEnd.size();
       }
-      if (!starts_with(rest, kParam)) {
+      if (!rest.starts_with(kParam)) {
         if (!final && (may_become(rest, kInvokeEnd) || may_become(rest, kParam)))
           return open_call(args);
         return kBad;

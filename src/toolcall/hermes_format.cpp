@@ -27,19 +27,8 @@ class HermesFormat : public OutputFormat {
 
   ParsedOutput parse(std::string_view text, bool final) const override {
     OutputBuilder out(final);
-    const std::vector<std::string> opens = {std::string(kOpen)};
-    size_t pos = 0;
-    while (true) {
-      size_t start = text.find(kOpen, pos);
-      if (start == std::string_view::npos) {
-        out.add_content(text.substr(pos, certain_end(text, text.size(), opens, final) - pos));
-        break;
-      }
-      out.add_content(text.substr(pos, start - pos));
-      size_t next = take_call(text, start, final, out);
-      if (next == std::string_view::npos) break;
-      pos = next;
-    }
+    scan_markers(text, 0, final, {std::string(kOpen)}, out,
+                 [&](const MarkerHit& hit) { return take_call(text, hit.pos, final, out); });
     return out.take();
   }
 

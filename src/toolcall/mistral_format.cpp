@@ -54,16 +54,8 @@ class MistralFormat : public OutputFormat {
     std::string reasoning;
     size_t pos = take_reasoning(text, final, reasoning);
     OutputBuilder out(final);
-    const std::vector<std::string> opens = {std::string(kCalls)};
-    while (pos != kWait) {
-      size_t start = text.find(kCalls, pos);
-      if (start == std::string_view::npos) {
-        out.add_content(text.substr(pos, certain_end(text, text.size(), opens, final) - pos));
-        break;
-      }
-      out.add_content(text.substr(pos, start - pos));
-      pos = take_calls(text, start, final, out);
-    }
+    scan_markers(text, pos, final, {std::string(kCalls)}, out,
+                 [&](const MarkerHit& hit) { return take_calls(text, hit.pos, final, out); });
     ParsedOutput p = out.take();
     p.reasoning = std::move(reasoning);
     return p;

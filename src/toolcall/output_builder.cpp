@@ -65,4 +65,18 @@ size_t certain_end(std::string_view text, size_t limit, const std::vector<std::s
   return end;
 }
 
+void scan_markers(std::string_view text, size_t pos, bool final,
+                  const std::vector<std::string>& opens, OutputBuilder& out,
+                  const std::function<size_t(const MarkerHit& hit)>& take) {
+  while (pos != std::string_view::npos) {
+    MarkerHit hit = find_first(text, pos, opens);
+    if (!hit.found()) {
+      out.add_content(text.substr(pos, certain_end(text, text.size(), opens, final) - pos));
+      return;
+    }
+    out.add_content(text.substr(pos, hit.pos - pos));
+    pos = take(hit);
+  }
+}
+
 }  // namespace baton::toolcall

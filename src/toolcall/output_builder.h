@@ -1,6 +1,7 @@
 #pragma once
 // What every format does alike once it has cut the text into content and calls: assembles a
 // ParsedOutput with one whitespace rule, and finds markers that the text may have only begun.
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,5 +44,19 @@ MarkerHit find_first(std::string_view text, size_t from, const std::vector<std::
 // a trailing proper prefix of any marker. In a final parse, `limit` itself.
 size_t certain_end(std::string_view text, size_t limit, const std::vector<std::string>& markers,
                    bool final);
+
+// Whether `s` (the end of a streamed text) is a proper prefix of `marker`, so more text may
+// still make it one.
+inline bool may_become(std::string_view s, std::string_view marker) {
+  return s.size() < marker.size() && marker.starts_with(s);
+}
+
+// The loop of the formats whose markup starts at a marker: content from `pos` up to the first of
+// `opens` (held back while the text may end in the start of one), then `take` reads the markup
+// at the hit into `out` and returns where content goes on, or npos when the rest of the text
+// waits or was consumed.
+void scan_markers(std::string_view text, size_t pos, bool final,
+                  const std::vector<std::string>& opens, OutputBuilder& out,
+                  const std::function<size_t(const MarkerHit& hit)>& take);
 
 }  // namespace baton::toolcall
