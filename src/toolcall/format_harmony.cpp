@@ -1,6 +1,5 @@
 #include "toolcall/format_harmony.h"
 
-#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "toolcall/markup_text.h"
@@ -12,7 +11,7 @@ namespace {
 constexpr std::string_view kStart = "<|start|>";
 constexpr std::string_view kChannel = "<|channel|>";
 constexpr std::string_view kMessage = "<|message|>";
-// What ends a body: <|start|> is not consumed (a model may open the next message directly).
+// What ends a body (<|start|> is not consumed).
 constexpr std::string_view kEnds[] = {"<|end|>", "<|call|>", "<|return|>", kStart};
 
 struct Header {
@@ -24,29 +23,11 @@ struct Header {
 std::string word_after(std::string_view header, std::string_view key) {
   auto at = header.find(key);
   if (at == std::string_view::npos) return "";
-  std::string_view rest = markup::trim_left(header.substr(at + key.size()));
-  size_t stop = std::min(rest.find_first_of(" \t\n"), rest.find("<|"));
-  return std::string(rest.substr(0, stop));
+  return std::string(markup::first_word(markup::trim_left(header.substr(at + key.size()))));
 }
 
 Header read_header(std::string_view header) {
   return {word_after(header, kChannel), word_after(header, "to=")};
-}
-
-// The earliest end of a body at or after `pos`: {position, length consumed}.
-std::pair<size_t, size_t> body_end(std::string_view text, size_t pos) {
-  std::pair<size_t, size_t> best{markup::npos, 0};
-  for (auto end : kEnds)
-    if (auto at = text.find(end, pos); at < best.first) best = {at, end == kStart ? 0 : end.size()};
-  return best;
-}
-
-// Bytes at the end of an unfinished body that may still be markup or a split character.
-size_t held_back(std::string_view body) {
-  size_t held = 0;
-  for (auto end : kEnds) held = std::max(held, markup::partial_suffix(body, end));
-  body.remove_suffix(held);
-  return held + markup::incomplete_utf8_suffix(body);
 }
 
 // A call's body: its JSON text, or false when it is not an object (then it is content).
@@ -78,11 +59,11 @@ ParsedOutput HarmonyFormat::parse(std::string_view text, bool final) const {
     }
     Header h = read_header(text.substr(pos, header_end - pos));
     size_t body_start = header_end + kMessage.size();
-    auto [end, consumed] = body_end(text, body_start);
+    auto [end, consumed] = markup::find_body_end(text, body_start, kEnds, kStart);
     bool complete = end != markup::npos || final;
     std::string_view body =
         text.substr(body_start, (end == markup::npos ? text.size() : end) - body_start);
-    if (!complete) body.remove_suffix(held_back(body));
+    if (!complete) body.remove_suffix(markup::body_held_back(body, kEnds));
     pos = end == markup::npos ? text.size() : end + consumed;
     if (!h.recipient.empty()) {
       if (!complete) body = markup::trim_right(body);

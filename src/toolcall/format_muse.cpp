@@ -16,8 +16,9 @@ namespace {
 
 constexpr std::string_view kStart = "<|start|>assistant";
 constexpr std::string_view kMessage = "<|message|>";
-// What ends a body: <|start|> is not consumed (a model may open the next message directly).
-constexpr std::string_view kEnds[] = {"<|eom|>", "<|eot|>", "<|start|>"};
+// What ends a body (<|start|> is not consumed).
+constexpr std::string_view kNextMessage = "<|start|>";
+constexpr std::string_view kEnds[] = {"<|eom|>", "<|eot|>", kNextMessage};
 constexpr size_t kMaxHeader = 256;  // a longer "header" is prose
 
 XmlCallSpec atem() {
@@ -34,23 +35,6 @@ XmlCallSpec atem() {
   return s;
 }
 
-// The earliest end of a body at or after `pos`: {position, length consumed}.
-std::pair<size_t, size_t> body_end(std::string_view text, size_t pos) {
-  std::pair<size_t, size_t> best{markup::npos, 0};
-  for (auto end : kEnds)
-    if (auto at = text.find(end, pos); at < best.first)
-      best = {at, end == kEnds[2] ? 0 : end.size()};
-  return best;
-}
-
-// Bytes at the end of an unfinished body that may still be markup or a split character.
-size_t held_back(std::string_view body) {
-  size_t held = 0;
-  for (auto end : kEnds) held = std::max(held, markup::partial_suffix(body, end));
-  body.remove_suffix(held);
-  return held + markup::incomplete_utf8_suffix(body);
-}
-
 // Whether `header` (the text before <|message|>, or all that is left) is, or may still become,
 // " to=RECIPIENT".
 bool header_like(std::string_view header) {
@@ -60,8 +44,7 @@ bool header_like(std::string_view header) {
 }
 
 std::string recipient(std::string_view header) {
-  std::string_view h = markup::trim(header).substr(3);
-  return std::string(h.substr(0, std::min(h.find_first_of(" \t\n"), h.find("<|"))));
+  return std::string(markup::first_word(markup::trim(header).substr(3)));
 }
 
 }  // namespace
@@ -103,10 +86,10 @@ ParsedOutput MuseFormat::parse(std::string_view text, bool final) const {
     } else if (header_like(header) && !final) {
       break;  // a header still being written
     }
-    auto [end, consumed] = body_end(text, pos);
+    auto [end, consumed] = markup::find_body_end(text, pos, kEnds, kNextMessage);
     bool complete = end != markup::npos || final;
     std::string_view body = text.substr(pos, (end == markup::npos ? text.size() : end) - pos);
-    if (!complete) body.remove_suffix(held_back(body));
+    if (!complete) body.remove_suffix(markup::body_held_back(body, kEnds));
     pos = end == markup::npos ? text.size() : end + consumed;
     if (to == "self") {
       out.reasoning += body;

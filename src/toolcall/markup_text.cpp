@@ -1,5 +1,6 @@
 #include "toolcall/markup_text.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace baton::toolcall::markup {
@@ -79,6 +80,25 @@ void append_json_escaped(std::string& out, std::string_view s) {
         }
     }
   }
+}
+
+std::string_view first_word(std::string_view s) {
+  return s.substr(0, std::min(s.find_first_of(" \t\n"), s.find("<|")));
+}
+
+BodyEnd find_body_end(std::string_view text, size_t pos, std::span<const std::string_view> ends,
+                      std::string_view kept) {
+  BodyEnd best;
+  for (auto end : ends)
+    if (auto at = text.find(end, pos); at < best.at) best = {at, end == kept ? 0 : end.size()};
+  return best;
+}
+
+size_t body_held_back(std::string_view body, std::span<const std::string_view> ends) {
+  size_t held = 0;
+  for (auto end : ends) held = std::max(held, partial_suffix(body, end));
+  body.remove_suffix(held);
+  return held + incomplete_utf8_suffix(body);
 }
 
 std::string json_quote(std::string_view s) {

@@ -3,6 +3,7 @@
 // text that may end in the middle of one, holding back what more text could still change, and
 // writing JSON text piece by piece.
 #include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,21 @@ std::string_view trim_right(std::string_view s);
 std::string_view trim_left(std::string_view s);
 // First position at or after `pos` that is not whitespace (text.size() when none).
 size_t skip_space(std::string_view text, size_t pos);
+
+// The word `s` starts with: up to whitespace or the next special token ("<|").
+std::string_view first_word(std::string_view s);
+
+// For the formats whose messages are bodies ended by special tokens (Harmony, Muse). An end
+// equal to `kept` opens the next message, so it ends the body without being consumed (a model
+// may start the next message directly).
+struct BodyEnd {
+  size_t at = npos;     // where the earliest end starts, npos when none
+  size_t consumed = 0;  // its bytes that belong to this body's markup
+};
+BodyEnd find_body_end(std::string_view text, size_t pos, std::span<const std::string_view> ends,
+                      std::string_view kept);
+// Bytes at the end of an unfinished body that may still be one of `ends` or a split character.
+size_t body_held_back(std::string_view body, std::span<const std::string_view> ends);
 
 // Appends `s` as the inside of a JSON string (no quotes). Escaping works byte by byte, so the
 // escape of a concatenation is the concatenation of the escapes: a streamed prefix of a value
