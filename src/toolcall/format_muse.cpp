@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "toolcall/markup_text.h"
+#include "toolcall/xml_families.h"
 
 // GCC 12 reports a -Wrestrict overlap inside std::string's inlined copy when the spec assigns
 // string lists (GCC bug 105329, a false positive fixed in GCC 13); nothing here aliases.
@@ -22,16 +23,9 @@ constexpr std::string_view kEnds[] = {"<|eom|>", "<|eot|>", kNextMessage};
 constexpr size_t kMaxHeader = 256;  // a longer "header" is prose
 
 XmlCallSpec atem() {
-  XmlCallSpec s;
-  s.name = "muse-glimmer";
+  XmlCallSpec s = name_attr_spec("muse-glimmer", "atem:invoke", "atem:parameter");
   s.section_open = {"<atem:function_calls>"};
   s.section_close = {"</atem:function_calls>"};
-  s.call_open = {"<atem:invoke name=\""};
-  s.name_end = "\">";
-  s.param_open = {"<atem:parameter name=\""};
-  s.key_end = "\">";
-  s.value_end = "</atem:parameter>";
-  s.call_close = {"</atem:invoke>"};
   return s;
 }
 

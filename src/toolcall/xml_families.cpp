@@ -36,56 +36,47 @@ XmlCallSpec seed_oss() {
   return s;
 }
 
-// GLM 4.5-4.7 (and Poolside Laguna):
+// GLM's layout, its tags' names ending in `suffix`:
 //   <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...</tool_call>
 // Values are written as they are, so no newline is trimmed.
-XmlCallSpec glm() {
+XmlCallSpec arg_key_spec(std::string name, const std::string& suffix) {
+  auto tag = [&](std::string_view t) { return "<" + std::string(t) + suffix + ">"; };
   XmlCallSpec s;
-  s.name = "glm";
-  s.call_open = {"<tool_call>"};
-  s.param_open = {"<arg_key>"};
-  s.key_end = "</arg_key>";
-  s.value_open = {"<arg_value>"};
-  s.value_end = "</arg_value>";
-  s.call_close = {"</tool_call>"};
-  s.markers = {"<tool_call>", "</tool_call>", "<arg_key>",
-               "</arg_key>",  "<arg_value>",  "</arg_value>"};
+  s.name = std::move(name);
+  s.call_open = {tag("tool_call")};
+  s.param_open = {tag("arg_key")};
+  s.key_end = tag("/arg_key");
+  s.value_open = {tag("arg_value")};
+  s.value_end = tag("/arg_value");
+  s.call_close = {tag("/tool_call")};
+  s.markers = {s.call_open[0], s.call_close[0], s.param_open[0],
+               s.key_end,      s.value_open[0], s.value_end};
   return s;
+}
+
+// GLM 4.5-4.7 (and Poolside Laguna).
+XmlCallSpec glm() {
+  return arg_key_spec("glm", "");
 }
 
 // Tencent Hunyuan 3: GLM's layout with ":opensource" tags, a separator after the name and a
 // section around the calls.
 XmlCallSpec hy3() {
-  XmlCallSpec s;
-  s.name = "hy3";
+  XmlCallSpec s = arg_key_spec("hy3", ":opensource");
   s.section_open = {"<tool_calls:opensource>"};
   s.section_close = {"</tool_calls:opensource>"};
-  s.call_open = {"<tool_call:opensource>"};
   s.name_end = "<tool_sep:opensource>";
-  s.param_open = {"<arg_key:opensource>"};
-  s.key_end = "</arg_key:opensource>";
-  s.value_open = {"<arg_value:opensource>"};
-  s.value_end = "</arg_value:opensource>";
-  s.call_close = {"</tool_call:opensource>"};
-  s.markers = {"<tool_calls:opensource>", "</tool_calls:opensource>", "<tool_call:opensource>",
-               "</tool_call:opensource>", "<tool_sep:opensource>",    "<arg_key:opensource>",
-               "</arg_key:opensource>",   "<arg_value:opensource>",   "</arg_value:opensource>"};
+  s.markers.insert(s.markers.begin() + 2, s.name_end);
+  s.markers.insert(s.markers.begin(), {s.section_open[0], s.section_close[0]});
   return s;
 }
 
 // MiniMax M2: <minimax:tool_call>\n<invoke name="NAME">\n<parameter name="K">V</parameter>\n
 // </invoke>\n</minimax:tool_call>
 XmlCallSpec minimax() {
-  XmlCallSpec s;
-  s.name = "minimax";
+  XmlCallSpec s = name_attr_spec("minimax", "invoke", "parameter");
   s.section_open = {"<minimax:tool_call>"};
   s.section_close = {"</minimax:tool_call>"};
-  s.call_open = {"<invoke name=\""};
-  s.name_end = "\">";
-  s.param_open = {"<parameter name=\""};
-  s.key_end = "\">";
-  s.value_end = "</parameter>";
-  s.call_close = {"</invoke>"};
   s.markers = {"<minimax:tool_call>", "</minimax:tool_call>"};
   return s;
 }
@@ -111,19 +102,25 @@ XmlCallSpec minimax_m3() {
 // MiniCPM 5: <function name="NAME"><param name="K">V</param></function>, calls one per line,
 // a value holding '<', '&' or a newline wrapped in CDATA.
 XmlCallSpec minicpm5() {
-  XmlCallSpec s;
-  s.name = "minicpm5";
-  s.call_open = {"<function name=\""};
-  s.name_end = "\">";
-  s.param_open = {"<param name=\""};
-  s.key_end = "\">";
-  s.value_end = "</param>";
+  XmlCallSpec s = name_attr_spec("minicpm5", "function", "param");
   s.cdata = true;
-  s.call_close = {"</function>"};
   return s;
 }
 
 }  // namespace
+
+XmlCallSpec name_attr_spec(std::string name, std::string_view call_tag,
+                           std::string_view param_tag) {
+  XmlCallSpec s;
+  s.name = std::move(name);
+  s.call_open = {"<" + std::string(call_tag) + " name=\""};
+  s.name_end = "\">";
+  s.param_open = {"<" + std::string(param_tag) + " name=\""};
+  s.key_end = "\">";
+  s.value_end = "</" + std::string(param_tag) + ">";
+  s.call_close = {"</" + std::string(call_tag) + ">"};
+  return s;
+}
 
 std::optional<XmlCallSpec> xml_family_spec(std::string_view name) {
   for (auto make : {qwen3_coder, seed_oss, glm, hy3, minimax, minimax_m3, minicpm5}) {
