@@ -119,6 +119,11 @@ void read_chat_flags(ServeArgs& a) {
         "reasoning_content) or 'none' (keep it in content)");
   }
   a.server.chat.reasoning = a.reasoning_format == "auto";
+  const auto& format = a.server.chat.tool_call_format;
+  if (!format.empty() && toolcall::make_format(format, {}) == nullptr) {
+    throw std::runtime_error(fmt::format("--tool-call-format '{}' is unknown; use one of: {}",
+                                         format, fmt::join(toolcall::format_names(), ", ")));
+  }
   const auto& kw = a.server.chat.template_kwargs;
   if (!kw.empty()) {
     auto j = nlohmann::json::parse(kw, nullptr, false);

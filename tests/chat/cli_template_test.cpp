@@ -118,3 +118,32 @@ TEST(CliTemplate, BadInputs) {
 
 }  // namespace
 }  // namespace baton::chat
+
+namespace baton::chat {
+namespace {
+
+// `baton serve`'s chat flags are checked before the model loads: one line with the fix.
+TEST(CliServeChatFlags, BadFlagsFailAtOnceWithTheFix) {
+  BATON_REQUIRE_BINARY();
+  const auto dir = testing::scratch_dir();
+  const std::string serve = "serve -m '" + (dir / "never-loaded.gguf").string() + "' ";
+  struct Case {
+    std::string flags, message;
+  };
+  const std::vector<Case> cases = {
+      {"--chat-template '" + (dir / "missing.jinja").string() + "'", "cannot open for reading"},
+      {"--chat-template-kwargs '[1]'", "--chat-template-kwargs must be a JSON object"},
+      {"--tool-call-format nope", "use one of: hermes,"},
+      {"--reasoning-format deep", "--reasoning-format must be 'auto'"},
+  };
+  for (const auto& c : cases) {
+    auto r = testing::run_baton(serve + c.flags);
+    EXPECT_EQ(r.status, 1) << c.flags;
+    EXPECT_NE(r.output.find("baton: error: "), std::string::npos) << c.flags << ": " << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.flags << ": " << r.output;
+    EXPECT_EQ(r.output.find("loading"), std::string::npos) << "the model was loaded first";
+  }
+}
+
+}  // namespace
+}  // namespace baton::chat
