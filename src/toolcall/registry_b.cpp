@@ -2,6 +2,7 @@
 
 #include "toolcall/format_command_r.h"
 #include "toolcall/format_harmony.h"
+#include "toolcall/format_kimi_k3.h"
 #include "toolcall/format_muse.h"
 #include "toolcall/json_args_families.h"
 #include "toolcall/loose_formats.h"
@@ -17,6 +18,7 @@ std::unique_ptr<OutputFormat> make_format_b(std::string_view name, const FormatC
   if (name == "gemma4") return std::make_unique<Gemma4Format>();
   if (name == "lfm2") return std::make_unique<PythonicFormat>();
   if (name == "muse-glimmer") return std::make_unique<MuseFormat>(ctx);
+  if (name == "kimi-k3") return std::make_unique<KimiK3Format>(ctx);
   return nullptr;
 }
 
@@ -28,6 +30,7 @@ std::vector<std::string> format_names_b() {
   names.push_back("gemma4");
   names.push_back("lfm2");
   names.push_back("muse-glimmer");
+  names.push_back("kimi-k3");
   return names;
 }
 
@@ -43,6 +46,8 @@ bool has(std::string_view source, std::string_view literal) {
 // matters where one family's markup contains another's: Seed-OSS and Qwen3-Coder both write
 // <function=...>, which alone is Functionary's.
 std::string detect_format_b(std::string_view source) {
+  // Kimi K3 writes every tag through one macro, so its call tag is a quoted tag name.
+  if (has(source, "'<|open|>'") && has(source, "open_tag('call'")) return "kimi-k3";
   if (has(source, "]<]minimax[>[")) return "minimax-m3";
   if (has(source, "<minimax:tool_call>")) return "minimax";
   if (has(source, "<seed:tool_call>")) return "seed-oss";

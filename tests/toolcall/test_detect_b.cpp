@@ -54,6 +54,7 @@ TEST(DetectFormatB, GoldenTemplates) {
       {"LFM2.5-8B-A1B", "lfm2"},
       {"openbmb-MiniCPM5-1B", "minicpm5"},
       {"muse-glimmer", "muse-glimmer"},
+      {"Kimi-K3", "kimi-k3"},
   };
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".json") continue;
