@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <stdexcept>
@@ -135,10 +136,13 @@ ChatPrompt build_chat_prompt(const ChatSetup& setup, const ChatFields& req,
       setup.add_bos && !setup.bos_text.empty() && !restored.text.starts_with(setup.bos_text);
   p.tokens = codec.encode_rendered(restored.text, add_bos, restored.literal);
   p.text = std::move(restored.text);
-  // Harmony (gpt-oss) writes every answer in channels, so it is parsed even without tools.
-  if (tools || setup.tool_format == "gpt-oss") {
+  // Formats whose every answer is written in channels are parsed even without tools.
+  const bool channels = setup.tool_format == "gpt-oss" || setup.tool_format == "kimi-k3" ||
+                        setup.tool_format == "muse-glimmer";
+  if (tools || channels) {
     toolcall::FormatContext fc;
     if (tools) fc.tools = req.tools;
+    fc.prompt_tail = p.text.substr(p.text.size() - std::min<size_t>(p.text.size(), 256));
     p.format = toolcall::make_format(setup.tool_format, fc);
     p.show_special = p.format != nullptr;
   }

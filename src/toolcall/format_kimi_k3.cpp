@@ -201,10 +201,10 @@ class CallReader {
   ParsedOutput& out_;
 };
 
-// The prompt opens the think channel (the template's default) or the response channel; the
-// text does not say which until a tag comes, so leading text is taken as reasoning, as the
-// default prompt makes it. Returns the rest after the reasoning; nullopt while the text may
-// still be the start of a tag that decides.
+// The prompt opens the think channel (the template's default) or, with thinking off, the
+// response channel; the text itself does not say which, so the constructor reads the prompt's
+// end and this runs only when it opened think (or when the prompt is not known). Returns the rest
+// after the reasoning; nullopt while the text may still be the start of a tag that decides.
 std::optional<std::string_view> split_reasoning(std::string_view text, bool final,
                                                 std::string& reasoning) {
   std::string_view t = markup::trim_left(text);
@@ -232,9 +232,14 @@ std::optional<std::string_view> split_reasoning(std::string_view text, bool fina
 
 }  // namespace
 
+KimiK3Format::KimiK3Format(const FormatContext& ctx) : schemas_(ctx.tools) {
+  starts_in_response_ = markup::trim_right(ctx.prompt_tail).ends_with(kResponseOpen);
+}
+
 ParsedOutput KimiK3Format::parse(std::string_view text, bool final) const {
   std::string reasoning;
-  auto rest = split_reasoning(text, final, reasoning);
+  auto rest = starts_in_response_ ? std::optional<std::string_view>(text)
+                                  : split_reasoning(text, final, reasoning);
   if (!rest) return {};
   std::vector<std::string> openers = kChannelMarks;
   openers.push_back(std::string(kToolsOpen));

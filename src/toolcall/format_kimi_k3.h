@@ -14,13 +14,14 @@ namespace baton::toolcall {
 
 class KimiK3Format : public OutputFormat {
  public:
-  explicit KimiK3Format(const FormatContext& ctx) : schemas_(ctx.tools) {}
+  explicit KimiK3Format(const FormatContext& ctx);
   std::string_view name() const override { return "kimi-k3"; }
   ParsedOutput parse(std::string_view text, bool final) const override;
   std::vector<std::string> markers() const override;
 
  private:
   ParamSchemas schemas_;
+  bool starts_in_response_ = false;  // the prompt opened the response channel (thinking off)
 };
 
 }  // namespace baton::toolcall

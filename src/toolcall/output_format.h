@@ -14,7 +14,7 @@
 namespace baton::toolcall {
 
 struct ToolCall {
-  std::string id;         // the model's own id where its format has one, else empty
+  std::string id;  // the model's own id where its format has one, else empty
   std::string name;
   std::string arguments;  // JSON text of an object, e.g. {"path": "a.txt"}
 };
@@ -31,6 +31,9 @@ struct ParsedOutput {
 // What a format needs to know about the request.
 struct FormatContext {
   nlohmann::ordered_json tools = nlohmann::ordered_json::array();  // the request's `tools`
+  // The end of the rendered prompt: formats whose templates open a channel for the answer
+  // (Kimi K3's think or response) read from it where the model starts.
+  std::string prompt_tail;
 };
 
 class OutputFormat {

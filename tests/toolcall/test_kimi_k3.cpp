@@ -54,6 +54,19 @@ TEST(KimiK3Format, ContentAroundACall) {
              "Hmm."));
 }
 
+// With thinking off the template opens the response channel instead of think: the model's text
+// is the answer, not reasoning.
+TEST(KimiK3Format, PromptThatOpensTheResponseChannel) {
+  FormatContext ctx;
+  ctx.prompt_tail = "<|open|>assistant<|sep|><|open|>response<|sep|>";
+  auto f = make_format_b("kimi-k3", ctx);
+  ASSERT_TRUE(f);
+  expect_parses(*f, "Hi there.<|close|>response<|sep|>", output("Hi there."));
+  ctx.prompt_tail = "<|open|>think<|sep|>";
+  f = make_format_b("kimi-k3", ctx);
+  expect_parses(*f, "Hmm.<|close|>think<|sep|>Hi.", output("Hi.", {}, "Hmm."));
+}
+
 TEST(KimiK3Format, TwoCallsTypedByAttribute) {
   auto f = make();
   expect_parses(
