@@ -7,8 +7,9 @@
 //  - a <tool_calls> section before any [BEGIN FINAL RESPONSE] ends the reasoning when the text
 //    began with the lead line, and otherwise shows that the model answered without reasoning
 //    (as the template renders earlier turns): the text is content;
-//  - until one of the markers comes, text that began with the lead line streams as reasoning;
-//    other text is held back and, if generation ends first, is content.
+//  - until one of the markers comes, text that began with the lead line (or follows a prompt
+//    that ends with it, as 1.6's does: FormatContext::prompt_tail) streams as reasoning; other
+//    text is held back and, if generation ends first, is content.
 #include "toolcall/json_call.h"
 #include "toolcall/json_section_format.h"
 #include "toolcall/output_builder.h"
@@ -29,15 +30,19 @@ std::string trimmed(std::string_view s) {
 
 class AprielFormat : public OutputFormat {
  public:
+  explicit AprielFormat(bool prompt_led) : prompt_led_(prompt_led) {}
   std::string_view name() const override { return "apriel"; }
   std::vector<std::string> markers() const override { return calls_.markers(); }
 
   ParsedOutput parse(std::string_view text, bool final) const override {
     size_t s = json::skip_ws(text, 0);
     std::string_view t = text.substr(s);
-    bool led = t.substr(0, kLead.size()) == kLead;
-    if (!final && !led && kLead.substr(0, t.size()) == t) return {};  // may become the lead
-    size_t body = led ? s + kLead.size() : 0;
+    const bool text_led = t.substr(0, kLead.size()) == kLead;
+    if (!prompt_led_ && !final && !text_led && kLead.substr(0, t.size()) == t) {
+      return {};  // may become the lead
+    }
+    const bool led = prompt_led_ || text_led;
+    size_t body = text_led ? s + kLead.size() : 0;
     size_t fin = text.find(kFinal);
     size_t calls = text.find(kCalls);
     if (fin != std::string_view::npos && fin < calls)
@@ -64,12 +69,16 @@ class AprielFormat : public OutputFormat {
   }
 
   JsonSectionFormat calls_{apriel_calls_spec()};
+  bool prompt_led_;  // the prompt already wrote the lead line: the text starts in reasoning
 };
 
 }  // namespace
 
-std::unique_ptr<OutputFormat> make_apriel_format() {
-  return std::make_unique<AprielFormat>();
+std::unique_ptr<OutputFormat> make_apriel_format(const FormatContext& ctx) {
+  std::string_view tail = ctx.prompt_tail;
+  while (!tail.empty() && json::skip_ws(tail, tail.size() - 1) == tail.size())
+    tail.remove_suffix(1);
+  return std::make_unique<AprielFormat>(tail.ends_with(kLead));
 }
 
 }  // namespace baton::toolcall

@@ -2,7 +2,7 @@
 
 namespace baton::toolcall {
 
-std::unique_ptr<OutputFormat> make_format_a(std::string_view name, const FormatContext&) {
+std::unique_ptr<OutputFormat> make_format_a(std::string_view name, const FormatContext& ctx) {
   if (name == "hermes") return make_hermes_format();
   if (name == "llama3") return make_llama3_format();
   if (name == "firefunction") return make_firefunction_format();
@@ -10,7 +10,7 @@ std::unique_ptr<OutputFormat> make_format_a(std::string_view name, const FormatC
   if (name == "deepseek") return make_deepseek_format();
   if (name == "deepseek-v3.2") return make_dsml_format();
   if (name == "minimax-m1") return make_minimax_m1_format();
-  if (name == "apriel") return make_apriel_format();
+  if (name == "apriel") return make_apriel_format(ctx);
   if (name == "apertus") return make_apertus_format();
   if (name == "gigachat3") return make_gigachat3_format();
   if (name == "gigachat3.1") return make_gigachat31_format();

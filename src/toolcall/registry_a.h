@@ -24,7 +24,7 @@ std::unique_ptr<OutputFormat> make_mistral_format();
 std::unique_ptr<OutputFormat> make_deepseek_format();
 std::unique_ptr<OutputFormat> make_dsml_format();
 std::unique_ptr<OutputFormat> make_minimax_m1_format();
-std::unique_ptr<OutputFormat> make_apriel_format();
+std::unique_ptr<OutputFormat> make_apriel_format(const FormatContext& ctx);
 std::unique_ptr<OutputFormat> make_apertus_format();
 std::unique_ptr<OutputFormat> make_gigachat3_format();
 std::unique_ptr<OutputFormat> make_gigachat31_format();

@@ -37,6 +37,19 @@ TEST(Apriel, ReasoningWithoutLeadLine) {
                        "Check the weather."));
 }
 
+// Apriel 1.6's prompt ends with the lead line: the answer's first words stream as reasoning
+// instead of waiting for [BEGIN FINAL RESPONSE].
+TEST(Apriel, PromptThatWroteTheLeadLineStreamsReasoningAtOnce) {
+  FormatContext ctx;
+  ctx.prompt_tail = "<|begin_assistant|>\nHere are my reasoning steps:\n";
+  auto f = make_format("apriel", ctx);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->parse("The user wants", false).reasoning, "The user wants");
+  EXPECT_EQ(apriel()->parse("The user wants", false).reasoning, "") << "without the prompt: held";
+  expect_parses(*f, "The user wants 4.\n[BEGIN FINAL RESPONSE]\nIt is 4.",
+                output("It is 4.", {}, "The user wants 4."));
+}
+
 TEST(Apriel, CallsRightAfterReasoning) {
   expect_parses(*apriel(),
                 "Here are my reasoning steps:\nCall it.\n<tool_calls>[{\"name\": \"f\", "
