@@ -21,6 +21,7 @@
 #include "gguf/gguf_file.h"
 #include "sched/engine_loop.h"
 #include "server/backend.h"
+#include "server/chat_prompt.h"
 #include "server/http_server.h"
 #include "server/tokenizer_codec.h"
 #include "toolcall/output_format.h"
@@ -119,20 +120,7 @@ void read_chat_flags(ServeArgs& a) {
         "reasoning_content) or 'none' (keep it in content)");
   }
   a.server.chat.reasoning = a.reasoning_format == "auto";
-  const auto& format = a.server.chat.tool_call_format;
-  if (!format.empty() && toolcall::make_format(format, {}) == nullptr) {
-    throw std::runtime_error(fmt::format("--tool-call-format '{}' is unknown; use one of: {}",
-                                         format, fmt::join(toolcall::format_names(), ", ")));
-  }
-  const auto& kw = a.server.chat.template_kwargs;
-  if (!kw.empty()) {
-    auto j = nlohmann::json::parse(kw, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-      throw std::runtime_error(
-          "--chat-template-kwargs must be a JSON object, e.g. "
-          "'{\"enable_thinking\": false}'");
-    }
-  }
+  server::check_chat_options(a.server.chat);
 }
 
 void serve(ServeArgs a, bool ctx_given) {

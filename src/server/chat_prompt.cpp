@@ -27,14 +27,15 @@ chat::ChatTemplate compile(const std::string& source, const std::string& origin)
   }
 }
 
-std::string tool_format_for(const ChatOptions& opts, const std::string& source) {
-  if (opts.tool_call_format.empty()) return toolcall::detect_format(source);
-  if (toolcall::make_format(opts.tool_call_format, {}) == nullptr) {
-    throw std::runtime_error(fmt::format("--tool-call-format '{}' is unknown; use one of: {}",
-                                         opts.tool_call_format,
-                                         fmt::join(toolcall::format_names(), ", ")));
+// The server's kwargs as an object; throws when --chat-template-kwargs is not one.
+ojson kwargs_object(const std::string& text) {
+  if (text.empty()) return ojson::object();
+  ojson kw = ojson::parse(text, nullptr, false);
+  if (kw.is_discarded() || !kw.is_object()) {
+    throw std::runtime_error(
+        "--chat-template-kwargs must be a JSON object, e.g. '{\"enable_thinking\": false}'");
   }
-  return opts.tool_call_format;
+  return kw;
 }
 
 // Local time as ISO 8601, for strftime_now() in templates that print today's date.
@@ -48,6 +49,15 @@ std::string now_iso() {
 }
 
 }  // namespace
+
+void check_chat_options(const ChatOptions& opts) {
+  kwargs_object(opts.template_kwargs);
+  const auto& format = opts.tool_call_format;
+  if (!format.empty() && toolcall::make_format(format, {}) == nullptr) {
+    throw std::runtime_error(fmt::format("--tool-call-format '{}' is unknown; use one of: {}",
+                                         format, fmt::join(toolcall::format_names(), ", ")));
+  }
+}
 
 std::shared_ptr<const ChatSetup> make_chat_setup(const ChatOptions& opts,
                                                  const ModelTemplates& model,
@@ -71,15 +81,14 @@ std::shared_ptr<const ChatSetup> make_chat_setup(const ChatOptions& opts,
   if (opts.template_text.empty() && !model.tool_use.empty()) {
     s->tool_use_template = compile(model.tool_use, "the model's tokenizer.chat_template.tool_use");
   }
+  check_chat_options(opts);
   s->tool_format =
-      tool_format_for(opts, s->tool_use_template ? s->tool_use_template->source() : source);
-  if (!opts.template_kwargs.empty()) {
-    s->kwargs = ojson::parse(opts.template_kwargs, nullptr, false);
-    if (s->kwargs.is_discarded() || !s->kwargs.is_object()) {
-      throw std::runtime_error(
-          "--chat-template-kwargs must be a JSON object, e.g. '{\"enable_thinking\": false}'");
-    }
-  }
+      !opts.tool_call_format.empty()
+          ? opts.tool_call_format
+          : toolcall::detect_format(s->tool_use_template ? s->tool_use_template->source() : source);
+  auto format = toolcall::make_format(s->tool_format, {});
+  s->answers_in_channels = format != nullptr && format->answers_in_channels();
+  s->kwargs = kwargs_object(opts.template_kwargs);
   s->protect.emplace(codec.control_texts());
   s->bos_text = codec.bos_text();
   s->eos_text = codec.eos_text();
@@ -136,10 +145,7 @@ ChatPrompt build_chat_prompt(const ChatSetup& setup, const ChatFields& req,
       setup.add_bos && !setup.bos_text.empty() && !restored.text.starts_with(setup.bos_text);
   p.tokens = codec.encode_rendered(restored.text, add_bos, restored.literal);
   p.text = std::move(restored.text);
-  // Formats whose every answer is written in channels are parsed even without tools.
-  const bool channels = setup.tool_format == "gpt-oss" || setup.tool_format == "kimi-k3" ||
-                        setup.tool_format == "muse-glimmer";
-  if (tools || channels) {
+  if (tools || setup.answers_in_channels) {
     toolcall::FormatContext fc;
     if (tools) fc.tools = req.tools;
     fc.prompt_tail = p.text.substr(p.text.size() - std::min<size_t>(p.text.size(), 256));

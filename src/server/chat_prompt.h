@@ -26,6 +26,9 @@ struct ChatSetup {
   std::optional<chat::ChatTemplate> tool_use_template;  // the model's tool_use variant, if any
   std::string origin;       // where the template came from, for the startup log
   std::string tool_format;  // toolcall::make_format name
+  // The format writes every answer in channels (OutputFormat::answers_in_channels): parse its
+  // output even in requests without tools.
+  bool answers_in_channels = false;
   nlohmann::ordered_json kwargs = nlohmann::ordered_json::object();
   std::optional<chat::ProtectedStrings> protect;
   std::string bos_text, eos_text;
@@ -33,8 +36,12 @@ struct ChatSetup {
   bool reasoning = true;
 };
 
-// Throws std::runtime_error with the fix: a template that does not compile, an unknown
-// --tool-call-format, --chat-template-kwargs that is not a JSON object.
+// Throws std::runtime_error with the fix when --tool-call-format is unknown or
+// --chat-template-kwargs is not a JSON object; needs no model, so `serve` checks before loading.
+void check_chat_options(const ChatOptions& opts);
+
+// Throws std::runtime_error with the fix: a template that does not compile, or what
+// check_chat_options refuses.
 std::shared_ptr<const ChatSetup> make_chat_setup(const ChatOptions& opts,
                                                  const ModelTemplates& model,
                                                  const TextCodec& codec);

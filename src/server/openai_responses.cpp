@@ -118,15 +118,11 @@ json chat_message_json(const toolcall::ParsedOutput& msg) {
 }
 
 json tool_call_delta(const toolcall::ToolCallDelta& d) {
-  json fn = {{"arguments", d.arguments}};
-  json out = {{"index", d.index}};
-  if (!d.name.empty()) {
-    fn = {{"name", d.name}, {"arguments", d.arguments}};
-    out["id"] = d.id;
-    out["type"] = "function";
-  }
-  out["function"] = std::move(fn);
-  return out;
+  if (d.name.empty()) return {{"index", d.index}, {"function", {{"arguments", d.arguments}}}};
+  return {{"index", d.index},
+          {"id", d.id},
+          {"type", "function"},
+          {"function", {{"name", d.name}, {"arguments", d.arguments}}}};
 }
 
 std::string chat_finish_reason(const std::string& engine_reason,

@@ -11,6 +11,7 @@ namespace baton::toolcall {
 class HarmonyFormat : public OutputFormat {
  public:
   std::string_view name() const override { return "gpt-oss"; }
+  bool answers_in_channels() const override { return true; }
   ParsedOutput parse(std::string_view text, bool final) const override;
   std::vector<std::string> markers() const override;
 };

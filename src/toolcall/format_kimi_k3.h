@@ -16,6 +16,7 @@ class KimiK3Format : public OutputFormat {
  public:
   explicit KimiK3Format(const FormatContext& ctx);
   std::string_view name() const override { return "kimi-k3"; }
+  bool answers_in_channels() const override { return true; }
   ParsedOutput parse(std::string_view text, bool final) const override;
   std::vector<std::string> markers() const override;
 

@@ -14,6 +14,7 @@ class MuseFormat : public OutputFormat {
  public:
   explicit MuseFormat(const FormatContext& ctx);
   std::string_view name() const override { return "muse-glimmer"; }
+  bool answers_in_channels() const override { return true; }
   ParsedOutput parse(std::string_view text, bool final) const override;
   std::vector<std::string> markers() const override;
 

@@ -55,6 +55,9 @@ class OutputFormat {
   // Texts of the special tokens this format's markup uses (e.g. "[TOOL_CALLS]",
   // "<|python_tag|>"): the detokenizer must show them for parse() to see them.
   virtual std::vector<std::string> markers() const = 0;
+  // Whether every answer, with tools or without, is written in this format's channels (harmony,
+  // Kimi K3, muse): then the server parses answers to requests without tools too.
+  virtual bool answers_in_channels() const { return false; }
 };
 
 // Builds the named format; nullptr when the name is unknown.
