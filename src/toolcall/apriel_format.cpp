@@ -12,6 +12,7 @@
 //    text is held back and, if generation ends first, is content.
 #include "toolcall/json_call.h"
 #include "toolcall/json_section_format.h"
+#include "toolcall/markup_text.h"
 #include "toolcall/output_builder.h"
 #include "toolcall/registry_a.h"
 
@@ -21,12 +22,6 @@ namespace {
 constexpr std::string_view kLead = "Here are my reasoning steps:";
 constexpr std::string_view kFinal = "[BEGIN FINAL RESPONSE]";
 constexpr std::string_view kCalls = "<tool_calls>";
-
-std::string trimmed(std::string_view s) {
-  s.remove_prefix(json::skip_ws(s, 0));
-  while (!s.empty() && json::skip_ws(s, s.size() - 1) == s.size()) s.remove_suffix(1);
-  return std::string(s);
-}
 
 class AprielFormat : public OutputFormat {
  public:
@@ -55,8 +50,8 @@ class AprielFormat : public OutputFormat {
     std::string_view thinking = text.substr(body);
     const std::vector<std::string> ends = {std::string(kFinal), std::string(kCalls)};
     ParsedOutput out;
-    out.reasoning =
-        trimmed(thinking.substr(0, certain_end(thinking, thinking.size(), ends, final)));
+    out.reasoning = std::string(
+        markup::trim(thinking.substr(0, certain_end(thinking, thinking.size(), ends, final))));
     return out;
   }
 
@@ -64,7 +59,7 @@ class AprielFormat : public OutputFormat {
   ParsedOutput with_reasoning(std::string_view reasoning, std::string_view rest, bool final) const {
     // Whitespace after the reasoning is layout, as after a <think> block.
     ParsedOutput out = calls_.parse(rest.substr(json::skip_ws(rest, 0)), final);
-    out.reasoning = trimmed(reasoning);
+    out.reasoning = std::string(markup::trim(reasoning));
     return out;
   }
 
