@@ -1,0 +1,133 @@
+#include "grammar/grammar_builder.h"
+
+#include <fmt/format.h>
+
+#include "grammar/utf8_ranges.h"
+
+namespace baton::grammar {
+
+uint32_t Grammar::Builder::rule_id(const std::string& name) {
+  auto [it, added] = rule_ids.try_emplace(name, static_cast<uint32_t>(rules.size()));
+  if (added) {
+    rules.emplace_back();
+    names.push_back(name);
+    defined.push_back(false);
+  }
+  return it->second;
+}
+
+uint32_t Grammar::Builder::synthetic_rule(const std::string& hint) {
+  // Synthetic names hold a character that GBNF names cannot, so they never collide.
+  const uint32_t id = rule_id(fmt::format("{}~{}", hint, rules.size()));
+  defined[id] = true;
+  return id;
+}
+
+Element Grammar::Builder::byte_class(const std::bitset<256>& bytes) {
+  const std::string key = bytes.to_string();
+  auto [it, added] = class_ids.try_emplace(key, static_cast<uint32_t>(classes.size()));
+  if (added) classes.push_back(bytes);
+  return Element{Element::Kind::Bytes, it->second};
+}
+
+Element Grammar::Builder::byte(uint8_t b) {
+  std::bitset<256> bits;
+  bits.set(b);
+  return byte_class(bits);
+}
+
+Element Grammar::Builder::code_points(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
+  auto norm = normalize_ranges(ranges);
+  if (norm.empty()) {
+    throw GrammarError("a character class matches no character; remove it or widen it");
+  }
+  if (norm.back().second < 0x80) {
+    std::bitset<256> bits;
+    for (auto [lo, hi] : norm) {
+      for (uint32_t c = lo; c <= hi; ++c) bits.set(c);
+    }
+    return byte_class(bits);
+  }
+  if (auto it = char_class_rules.find(norm); it != char_class_rules.end()) {
+    return Element{Element::Kind::Rule, it->second};
+  }
+  const uint32_t id = synthetic_rule("class");
+  char_class_rules.emplace(norm, id);
+  // Sequences that differ only in their first byte range merge into one alternative: ASCII
+  // ranges become one byte class instead of one alternative each.
+  std::bitset<256> ascii;
+  for (const ByteSequence& seq : utf8_sequences(norm)) {
+    if (seq.size() == 1) {
+      for (int c = seq[0].lo; c <= seq[0].hi; ++c) ascii.set(c);
+      continue;
+    }
+    Sequence alt;
+    for (const ByteRange& r : seq) {
+      std::bitset<256> bits;
+      for (int c = r.lo; c <= r.hi; ++c) bits.set(c);
+      alt.push_back(byte_class(bits));
+    }
+    rules[id].push_back(std::move(alt));
+  }
+  if (ascii.any()) rules[id].insert(rules[id].begin(), Sequence{byte_class(ascii)});
+  return Element{Element::Kind::Rule, id};
+}
+
+Element Grammar::Builder::group(Alternatives alts, const std::string& hint) {
+  if (alts.size() == 1 && alts[0].size() == 1) return alts[0][0];
+  const uint32_t id = synthetic_rule(hint);
+  rules[id] = std::move(alts);
+  return Element{Element::Kind::Rule, id};
+}
+
+void Grammar::Builder::repeat(const Sequence& x, int min, int max, Sequence& out,
+                              const std::string& hint) {
+  const Element item = group({x}, hint);
+  for (int i = 0; i < min; ++i) out.push_back(item);
+  if (max < 0) {
+    // star ::= item star | ε (right recursion: the matcher's tail calls keep the stack flat)
+    const uint32_t star = synthetic_rule(hint + "-star");
+    rules[star] = {{item, Element{Element::Kind::Rule, star}}, {}};
+    out.push_back(Element{Element::Kind::Rule, star});
+    return;
+  }
+  if (max <= min) return;
+  // opt_k ::= item opt_{k-1} | ε, nested so that k optional items cost k rules, not k².
+  Element tail{};
+  bool have_tail = false;
+  for (int k = 0; k < max - min; ++k) {
+    const uint32_t opt = synthetic_rule(hint + "-opt");
+    Sequence first{item};
+    if (have_tail) first.push_back(tail);
+    rules[opt] = {std::move(first), {}};
+    tail = Element{Element::Kind::Rule, opt};
+    have_tail = true;
+  }
+  out.push_back(tail);
+}
+
+std::shared_ptr<const Grammar> Grammar::Builder::finish(const std::string& root) {
+  auto it = rule_ids.find(root);
+  if (it == rule_ids.end() || !defined[it->second]) {
+    throw GrammarError(
+        fmt::format("the grammar has no '{}' rule; add `{} ::= ...` as its start", root, root));
+  }
+  check_defined();
+  check_left_recursion(nullable());
+  check_productive(it->second);
+  auto g = std::make_shared<Grammar>();
+  g->classes_ = classes;
+  g->names_ = names;
+  g->root_ = it->second;
+  g->alts_.resize(rules.size());
+  for (uint32_t r = 0; r < rules.size(); ++r) {
+    for (const Sequence& alt : rules[r]) {
+      g->alts_[r].push_back(static_cast<uint32_t>(g->elements_.size()));
+      g->elements_.insert(g->elements_.end(), alt.begin(), alt.end());
+      g->elements_.push_back(Element{Element::Kind::End, r});
+    }
+  }
+  return g;
+}
+
+}  // namespace baton::grammar

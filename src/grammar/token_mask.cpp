@@ -1,0 +1,112 @@
+#include "grammar/token_mask.h"
+
+#include <algorithm>
+
+namespace baton::grammar {
+namespace {
+
+// Masks kept per request: each is n_vocab bits (4 KB for a 32K vocabulary).
+constexpr size_t kMaxCachedMasks = 512;
+
+}  // namespace
+
+VocabTrie::VocabTrie(const std::vector<std::string>& token_bytes, std::vector<int32_t> eog_ids)
+    : n_vocab_(static_cast<int32_t>(token_bytes.size())),
+      bytes_(token_bytes),
+      eog_ids_(std::move(eog_ids)) {
+  // Sorting the ids by their bytes gives the depth-first order directly: a node is a distinct
+  // prefix, and its subtree is the run of tokens that share it.
+  std::vector<int32_t> order;
+  for (int32_t id = 0; id < n_vocab_; ++id) {
+    const bool eog = std::find(eog_ids_.begin(), eog_ids_.end(), id) != eog_ids_.end();
+    if (!bytes_[id].empty() && !eog) order.push_back(id);
+  }
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return bytes_[a] != bytes_[b] ? bytes_[a] < bytes_[b] : a < b;
+  });
+  std::vector<uint32_t> open;  // node index at each depth of the current path
+  const std::string* prev = nullptr;
+  for (int32_t id : order) {
+    const std::string& s = bytes_[id];
+    size_t common = 0;
+    if (prev) {
+      while (common < s.size() && common < prev->size() && s[common] == (*prev)[common]) ++common;
+    }
+    for (size_t d = common; d < open.size(); ++d) {
+      nodes_[open[d]].subtree_end = static_cast<uint32_t>(nodes_.size());
+    }
+    open.resize(common);
+    for (size_t d = common; d < s.size(); ++d) {
+      open.push_back(static_cast<uint32_t>(nodes_.size()));
+      nodes_.push_back(Node{static_cast<uint8_t>(s[d]), static_cast<uint16_t>(d + 1), 0, 0, 0});
+    }
+    Node& leaf = nodes_[open.back()];
+    if (leaf.n_tokens == 0) leaf.first_token = static_cast<uint32_t>(token_ids_.size());
+    token_ids_.push_back(id);
+    ++leaf.n_tokens;
+    max_depth_ = std::max(max_depth_, s.size());
+    prev = &s;
+  }
+  for (uint32_t n : open) nodes_[n].subtree_end = static_cast<uint32_t>(nodes_.size());
+}
+
+TokenMatcher::TokenMatcher(std::shared_ptr<const Grammar> g, std::shared_ptr<const VocabTrie> vocab)
+    : matcher_(std::move(g)), vocab_(std::move(vocab)) {
+  path_.resize(vocab_->max_depth() + 1);
+}
+
+bool TokenMatcher::is_eog(int32_t token) const {
+  const auto& e = vocab_->eog_ids();
+  return std::find(e.begin(), e.end(), token) != e.end();
+}
+
+void TokenMatcher::compute(std::vector<uint64_t>& bits) {
+  bits.assign((vocab_->n_vocab() + 63) / 64, 0);
+  const auto& nodes = vocab_->nodes();
+  const auto& ids = vocab_->token_ids();
+  path_[0] = matcher_.state();
+  for (size_t i = 0; i < nodes.size();) {
+    const VocabTrie::Node& n = nodes[i];
+    const Matcher::StateId s = matcher_.next(path_[n.depth - 1], n.byte);
+    if (s == Matcher::kDead) {
+      i = n.subtree_end;
+      continue;
+    }
+    path_[n.depth] = s;
+    for (uint32_t k = 0; k < n.n_tokens; ++k) {
+      const int32_t id = ids[n.first_token + k];
+      bits[id >> 6] |= uint64_t{1} << (id & 63);
+    }
+    ++i;
+  }
+  if (matcher_.can_end()) {
+    for (int32_t id : vocab_->eog_ids()) {
+      if (id >= 0 && id < vocab_->n_vocab()) bits[id >> 6] |= uint64_t{1} << (id & 63);
+    }
+  }
+}
+
+const std::vector<uint64_t>& TokenMatcher::allowed() {
+  const Matcher::StateId s = matcher_.state();
+  auto it = masks_.find(s);
+  if (it == masks_.end()) {
+    if (masks_.size() >= kMaxCachedMasks) masks_.clear();
+    it = masks_.emplace(s, std::vector<uint64_t>{}).first;
+    compute(it->second);
+  }
+  return it->second;
+}
+
+bool TokenMatcher::accept(int32_t token) {
+  if (token < 0 || token >= vocab_->n_vocab()) return false;
+  if (is_eog(token)) return matcher_.can_end();
+  const std::string& b = vocab_->bytes(token);
+  if (b.empty()) return false;
+  const size_t before = matcher_.n_states();
+  const bool ok = matcher_.accept(b);
+  // The matcher drops its cached states when it grows too large; state ids then change.
+  if (matcher_.n_states() < before) masks_.clear();
+  return ok;
+}
+
+}  // namespace baton::grammar

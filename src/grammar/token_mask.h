@@ -1,0 +1,74 @@
+#pragma once
+// The per-step token mask: which vocabulary tokens keep the output inside the grammar.
+//
+// The vocabulary's byte strings are laid out once per model as a trie in depth-first order;
+// a mask walks it from the matcher's state, skipping a whole subtree as soon as its prefix is
+// rejected. Masks are cached per matcher state, so a state met again (inside a string, between
+// array items) costs one lookup.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "grammar/grammar.h"
+
+namespace baton::grammar {
+
+class VocabTrie {
+ public:
+  // token_bytes[id] = the bytes token id stands for; "" = never allowed by a grammar (control
+  // tokens). eog_ids end the output: allowed exactly where the grammar may end.
+  VocabTrie(const std::vector<std::string>& token_bytes, std::vector<int32_t> eog_ids);
+
+  int32_t n_vocab() const { return n_vocab_; }
+  const std::vector<int32_t>& eog_ids() const { return eog_ids_; }
+  const std::string& bytes(int32_t id) const { return bytes_[id]; }
+
+  // Depth-first node order: node i's subtree is i .. subtree_end[i] - 1.
+  struct Node {
+    uint8_t byte = 0;
+    uint16_t depth = 0;  // 1 for the first byte of a token
+    uint32_t subtree_end = 0;
+    uint32_t first_token = 0, n_tokens = 0;  // into token_ids
+  };
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<int32_t>& token_ids() const { return token_ids_; }
+  size_t max_depth() const { return max_depth_; }
+
+ private:
+  int32_t n_vocab_ = 0;
+  std::vector<std::string> bytes_;
+  std::vector<int32_t> eog_ids_;
+  std::vector<Node> nodes_;
+  std::vector<int32_t> token_ids_;
+  size_t max_depth_ = 0;
+};
+
+// One generation constrained by a grammar, token by token. Not thread-safe.
+class TokenMatcher {
+ public:
+  TokenMatcher(std::shared_ptr<const Grammar> g, std::shared_ptr<const VocabTrie> vocab);
+
+  // One bit per token id (bit id % 64 of word id / 64): the tokens allowed next, EOG tokens
+  // included where the grammar may end. Valid until the next accept.
+  const std::vector<uint64_t>& allowed();
+  // Advances past a token; false (state unchanged) when the grammar does not allow it.
+  bool accept(int32_t token);
+  bool can_end() const { return matcher_.can_end(); }
+  // Complete, and nothing but an end may follow.
+  bool must_end() const { return matcher_.must_end(); }
+  bool is_eog(int32_t token) const;
+
+  size_t cached_masks() const { return masks_.size(); }
+
+ private:
+  void compute(std::vector<uint64_t>& bits);
+
+  Matcher matcher_;
+  std::shared_ptr<const VocabTrie> vocab_;
+  std::unordered_map<Matcher::StateId, std::vector<uint64_t>> masks_;
+  std::vector<Matcher::StateId> path_;  // walk scratch: state at each trie depth
+};
+
+}  // namespace baton::grammar
