@@ -10,6 +10,7 @@ namespace baton::engine {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr float kLowestAllowed = -1e30f;
 
 // Higher logit first; the lower id wins a tie so greedy and truncation are reproducible.
 struct ByLogit {
@@ -96,12 +97,27 @@ int32_t Sampler::draw(const std::vector<float>& l) {
 }
 
 SampledToken Sampler::sample(const float* logits, int32_t n_vocab,
-                             const std::vector<int32_t>& history) {
+                             const std::vector<int32_t>& history,
+                             const std::vector<uint64_t>* allowed) {
   SampledToken out;
   if (n_vocab <= 0) return out;
   std::vector<float> l(logits, logits + n_vocab);
   for (auto& v : l) {
     if (std::isnan(v)) v = kNegInf;  // a broken logit must not be picked or poison the sums
+  }
+  if (allowed) {
+    bool any = false;
+    for (int32_t i = 0; i < n_vocab; ++i) {
+      const size_t w = static_cast<size_t>(i) >> 6;
+      const bool ok = w < allowed->size() && (((*allowed)[w] >> (i & 63)) & 1);
+      if (!ok) {
+        l[i] = kNegInf;
+      } else if (l[i] == kNegInf) {
+        l[i] = kLowestAllowed;  // still drawable when every allowed token is this unlikely
+      }
+      any |= ok;
+    }
+    if (!any) return out;
   }
   apply_penalties(l, history);
   const float mx = l[argmax(l)];

@@ -20,8 +20,11 @@ class Sampler {
  public:
   explicit Sampler(const SamplingParams& p);
   // history: the sequence so far (prompt and generated); penalties look at its last
-  // penalty_last_n tokens. Returns id -1 only when n_vocab <= 0.
-  SampledToken sample(const float* logits, int32_t n_vocab, const std::vector<int32_t>& history);
+  // penalty_last_n tokens. allowed (optional, one bit per id): tokens outside it are never
+  // drawn and carry no probability mass, as if their logits were -inf. Returns id -1 when
+  // n_vocab <= 0 or when allowed excludes every token.
+  SampledToken sample(const float* logits, int32_t n_vocab, const std::vector<int32_t>& history,
+                      const std::vector<uint64_t>* allowed = nullptr);
   const SamplingParams& params() const { return p_; }
 
  private:

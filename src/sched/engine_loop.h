@@ -34,12 +34,29 @@ class StopCondition {
   virtual bool on_token(int32_t token) = 0;
 };
 
+// Restricts which tokens may come next (structured output: a grammar, a JSON schema). The loop
+// asks for the mask before sampling the request's row and reports the token it chose; like
+// StopCondition it runs on the loop thread, never concurrently, and only for its own request.
+class TokenConstraint {
+ public:
+  virtual ~TokenConstraint() = default;
+  // One bit per vocabulary id (bit id % 64 of word id / 64): the tokens allowed next, end-of-
+  // generation tokens included where the output may end. No bit set: nothing can follow.
+  virtual const std::vector<uint64_t>& allowed() = 0;
+  // Advances past the sampled token (an allowed one, or an end-of-generation token).
+  virtual void accept(int32_t token) = 0;
+  // The output is complete and nothing may follow: the request ends here even for a model
+  // without end-of-generation tokens.
+  virtual bool complete() const = 0;
+};
+
 struct GenerateRequest {
   std::vector<int32_t> prompt;
   int32_t max_tokens = 16;
   engine::SamplingParams sampling;
   bool ignore_eos = false;
-  std::shared_ptr<StopCondition> stop;  // optional
+  std::shared_ptr<StopCondition> stop;          // optional
+  std::shared_ptr<TokenConstraint> constraint;  // optional
 };
 
 struct TokenEvent {

@@ -55,6 +55,8 @@ class LoopCore {
   void apply_outputs(const engine::StepBatch& batch, const engine::StepOutput& out,
                      Clock::time_point start, Clock::time_point end);
   void emit_token(Request& r, const float* logits, Clock::time_point now);
+  bool sample_token(Request& r, const float* logits, engine::SampledToken& s,
+                    Clock::time_point now);  // finishes r on failure
   bool stop_condition_met(Request& r, int32_t token, Clock::time_point now);  // finishes r
   void commit_full_blocks(Request& r);
   void finish(Request& r, FinishReason why, const std::string& error, Clock::time_point now);

@@ -209,8 +209,31 @@ void LoopCore::apply_outputs(const engine::StepBatch& batch, const engine::StepO
   drop_finished();
 }
 
+// Samples the request's next token, within its constraint when it has one. False (the request
+// failed) when the constraint throws or leaves no token of the vocabulary.
+bool LoopCore::sample_token(Request& r, const float* logits, engine::SampledToken& s,
+                            Clock::time_point now) {
+  TokenConstraint* c = r.params.constraint.get();
+  try {
+    s = r.sampler->sample(logits, info_.n_vocab, r.tokens, c ? &c->allowed() : nullptr);
+    if (s.id >= 0 && c) c->accept(s.id);
+  } catch (const std::exception& e) {
+    finish(r, FinishReason::Failed, std::string("output constraint failed: ") + e.what(), now);
+    return false;
+  }
+  if (s.id < 0) {
+    finish(r, FinishReason::Failed,
+           "the output constraint allows no token of this model's vocabulary here (the grammar "
+           "needs text that no token spells)",
+           now);
+    return false;
+  }
+  return true;
+}
+
 void LoopCore::emit_token(Request& r, const float* logits, Clock::time_point now) {
-  engine::SampledToken s = r.sampler->sample(logits, info_.n_vocab, r.tokens);
+  engine::SampledToken s;
+  if (!sample_token(r, logits, s, now)) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (r.state == RequestState::Prefilling) {
@@ -246,7 +269,9 @@ void LoopCore::emit_token(Request& r, const float* logits, Clock::time_point now
     return;
   }
   if (stop_condition_met(r, s.id, now)) return;
-  if (r.generated >= r.params.max_tokens) {
+  if (r.params.constraint && r.params.constraint->complete()) {
+    finish(r, FinishReason::Stop, "", now);  // only an end could follow: skip sampling it
+  } else if (r.generated >= r.params.max_tokens) {
     finish(r, FinishReason::Length, "", now);
   } else if (static_cast<int32_t>(r.tokens.size()) >= config_.ctx) {
     finish(r, FinishReason::Length, "", now);
