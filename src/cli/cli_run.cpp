@@ -1,13 +1,17 @@
 // `baton run -m MODEL [-p PROMPT] [-n N] [sampling flags] [--json]`: one generation on the CPU
 // engine, text streamed to stdout, speeds to stderr.
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "cli/commands.h"
 #include "engine/generate.h"
 #include "engine/llama_engine.h"
+#include "server/output_constraint.h"
+#include "server/tokenizer_codec.h"
 #include "tokenizer/tokenizer.h"
 
 namespace baton::cli {
@@ -21,7 +25,41 @@ struct RunArgs {
   bool ignore_eos = false;
   engine::EngineOptions engine;
   engine::SamplingParams sampling;
+  std::string grammar_file, schema_file, regex;
 };
+
+std::string read_file(const std::string& path, const char* flag) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(std::string("run: cannot read ") + flag + " " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// --grammar / --json-schema / --regex: the same structured output as the server's fields.
+server::ConstraintSpec constraint_spec(const RunArgs& a) {
+  server::ConstraintSpec spec;
+  const int given = !a.grammar_file.empty() + !a.schema_file.empty() + !a.regex.empty();
+  if (given > 1) throw std::runtime_error("run: give one of --grammar, --json-schema, --regex");
+  if (!a.grammar_file.empty()) {
+    spec.kind = server::ConstraintSpec::Kind::Grammar;
+    spec.text = read_file(a.grammar_file, "--grammar");
+    spec.field = "--grammar";
+  } else if (!a.schema_file.empty()) {
+    spec.kind = server::ConstraintSpec::Kind::JsonSchema;
+    try {
+      spec.schema = nlohmann::ordered_json::parse(read_file(a.schema_file, "--json-schema"));
+    } catch (const nlohmann::json::parse_error& e) {
+      throw std::runtime_error("run: --json-schema " + a.schema_file + " is not JSON: " + e.what());
+    }
+    spec.field = "--json-schema";
+  } else if (!a.regex.empty()) {
+    spec.kind = server::ConstraintSpec::Kind::Regex;
+    spec.text = a.regex;
+    spec.field = "--regex";
+  }
+  return spec;
+}
 
 double per_s(double n, double ms) {
   return ms > 0 ? n * 1000.0 / ms : 0.0;
@@ -29,6 +67,7 @@ double per_s(double n, double ms) {
 
 void run_generate(const RunArgs& a) {
   if (a.n < 0) throw std::runtime_error("run: -n must be >= 0");
+  constraint_spec(a);  // flag errors before the model loads
   auto eng = engine::load_llama_engine(a.model, a.engine);
   const auto& tok = eng->tokenizer();
   std::vector<int32_t> prompt;
@@ -41,6 +80,13 @@ void run_generate(const RunArgs& a) {
     prompt.push_back(tok.bos_id());
   }
   engine::GenerateOptions go;
+  server::TokenizerCodec codec(tok);
+  server::ConstraintCompiler compiler(codec);
+  std::shared_ptr<engine::TokenConstraint> constraint;
+  if (const auto spec = constraint_spec(a); spec.active()) {
+    constraint = compiler.make(compiler.compile(spec));
+    go.constraint = constraint.get();
+  }
   go.max_tokens = a.n;
   go.stop_at_eog = !a.ignore_eos;
   go.sampling = a.sampling;
@@ -65,6 +111,7 @@ void run_generate(const RunArgs& a) {
     j["text"] = text + stream.flush();
     j["prompt_tokens"] = prompt.size();
     j["stopped_at_eog"] = res.stopped_at_eog;
+    j["complete"] = res.complete;
     j["timings"] = {{"prompt_ms", res.prompt_ms},
                     {"gen_ms", res.gen_ms},
                     {"prompt_tok_s", ptps},
@@ -109,6 +156,9 @@ void register_run(CLI::App& app) {
   cmd->add_option("--threads", a->engine.threads, "compute threads (0 = all cores)")
       ->capture_default_str();
   cmd->add_option("--kv-type", a->engine.kv_type, "f16 | f32")->capture_default_str();
+  cmd->add_option("--grammar", a->grammar_file, "constrain the output to a GBNF grammar file");
+  cmd->add_option("--json-schema", a->schema_file, "constrain the output to a JSON Schema file");
+  cmd->add_option("--regex", a->regex, "constrain the output to a regex (whole output)");
   cmd->add_flag("--ignore-eos", a->ignore_eos, "keep going past end-of-generation tokens");
   cmd->add_flag("--json", a->json, "print one JSON object {tokens, text, prompt_tokens, timings}");
   cmd->callback([a] { run_generate(*a); });

@@ -12,12 +12,13 @@ void set_exit_code(int code);
 std::string read_file(const std::string& flag, const std::string& path);
 int exit_code();
 
-void register_gguf(CLI::App& app);            // gguf info, gguf synth
-void register_tokenize(CLI::App& app);        // tokenize
-void register_template(CLI::App& app);        // template render
-void register_run(CLI::App& app);             // run
-void register_serve(CLI::App& app);           // serve
-void register_bench_engine(CLI::App& bench);  // bench engine
-void register_bench_serve(CLI::App& bench);   // bench serve
+void register_gguf(CLI::App& app);             // gguf info, gguf synth
+void register_tokenize(CLI::App& app);         // tokenize
+void register_template(CLI::App& app);         // template render
+void register_run(CLI::App& app);              // run
+void register_serve(CLI::App& app);            // serve
+void register_bench_engine(CLI::App& bench);   // bench engine
+void register_bench_serve(CLI::App& bench);    // bench serve
+void register_bench_grammar(CLI::App& bench);  // bench grammar
 
 }  // namespace baton::cli

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   bench->require_subcommand(1);
   baton::cli::register_bench_engine(*bench);
   baton::cli::register_bench_serve(*bench);
+  baton::cli::register_bench_grammar(*bench);
   baton::cli::register_gguf(app);
   baton::cli::register_tokenize(app);
   baton::cli::register_template(app);

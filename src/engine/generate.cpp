@@ -48,7 +48,10 @@ GenerateResult generate(Engine& engine, const std::vector<int32_t>& prompt,
   Sampler sampler(opts.sampling);
   std::vector<int32_t> history = prompt;
   for (int32_t k = 0; k < max_new; ++k) {
-    const auto tok = sampler.sample(out.logits[0].data(), info.n_vocab, history);
+    const auto tok = sampler.sample(out.logits[0].data(), info.n_vocab, history,
+                                    opts.constraint ? &opts.constraint->allowed() : nullptr);
+    if (tok.id < 0) throw std::runtime_error("generate: the constraint allows no token here");
+    if (opts.constraint) opts.constraint->accept(tok.id);
     if (opts.stop_at_eog &&
         std::find(info.eog_ids.begin(), info.eog_ids.end(), tok.id) != info.eog_ids.end()) {
       res.stopped_at_eog = true;
@@ -57,6 +60,10 @@ GenerateResult generate(Engine& engine, const std::vector<int32_t>& prompt,
     res.tokens.push_back(tok.id);
     history.push_back(tok.id);
     if (on_token) on_token(tok.id);
+    if (opts.constraint && opts.constraint->complete()) {
+      res.complete = true;
+      break;
+    }
     if (k + 1 == max_new) break;
     chunk.start_pos = static_cast<int32_t>(history.size() - 1);
     chunk.tokens.assign(1, tok.id);

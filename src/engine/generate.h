@@ -7,6 +7,7 @@
 
 #include "engine/engine.h"
 #include "engine/sampler.h"
+#include "engine/token_constraint.h"
 
 namespace baton::engine {
 
@@ -15,12 +16,14 @@ struct GenerateOptions {
   int32_t prefill_chunk = 512;
   bool stop_at_eog = true;
   SamplingParams sampling;
+  TokenConstraint* constraint = nullptr;  // optional: structured output
 };
 
 struct GenerateResult {
   std::vector<int32_t> tokens;      // generated ids (without an ending EOG)
   std::vector<float> first_logits;  // logits after the last prompt token
   bool stopped_at_eog = false;
+  bool complete = false;  // the constraint's output is complete
   double prompt_ms = 0;
   double gen_ms = 0;
 };

@@ -12,6 +12,7 @@
 
 #include "engine/engine.h"
 #include "engine/sampling_params.h"
+#include "engine/token_constraint.h"
 #include "sched/metrics.h"
 #include "sched/sched_config.h"
 
@@ -34,21 +35,7 @@ class StopCondition {
   virtual bool on_token(int32_t token) = 0;
 };
 
-// Restricts which tokens may come next (structured output: a grammar, a JSON schema). The loop
-// asks for the mask before sampling the request's row and reports the token it chose; like
-// StopCondition it runs on the loop thread, never concurrently, and only for its own request.
-class TokenConstraint {
- public:
-  virtual ~TokenConstraint() = default;
-  // One bit per vocabulary id (bit id % 64 of word id / 64): the tokens allowed next, end-of-
-  // generation tokens included where the output may end. No bit set: nothing can follow.
-  virtual const std::vector<uint64_t>& allowed() = 0;
-  // Advances past the sampled token (an allowed one, or an end-of-generation token).
-  virtual void accept(int32_t token) = 0;
-  // The output is complete and nothing may follow: the request ends here even for a model
-  // without end-of-generation tokens.
-  virtual bool complete() const = 0;
-};
+using engine::TokenConstraint;  // structured output (engine/token_constraint.h)
 
 struct GenerateRequest {
   std::vector<int32_t> prompt;

@@ -9,6 +9,7 @@
 #include "server/server_routes.h"
 #include "server/stop_condition.h"
 #include "server/stream_writer.h"
+#include "server/tool_grammar.h"
 #include "util/log.h"
 
 namespace baton::server {
@@ -24,6 +25,7 @@ struct Job {
   std::shared_ptr<toolcall::OutputParser> parser;  // chat only
   bool show_special = false;
   bool single_call = false;
+  std::shared_ptr<sched::TokenConstraint> constraint;
 };
 
 RequestLimits request_limits(const ServeContext& c) {
@@ -80,6 +82,7 @@ std::shared_ptr<sched::RequestHandle> submit(const ServeContext& c, const Job& j
   g.sampling = job.common.sampling;
   g.ignore_eos = job.common.ignore_eos;
   g.stop = make_stop_condition(c.codec, job.common.stop, job.prompt);
+  g.constraint = job.constraint;
   try {
     return c.backend.submit(std::move(g));
   } catch (const sched::SubmitError& e) {
@@ -101,6 +104,9 @@ std::shared_ptr<sched::RequestHandle> submit(const ServeContext& c, const Job& j
 
 void run_job(const ServeContext& c, Job job, HttpResponse& res) {
   check_model(c, job.common.model);
+  if (job.common.constraint.active() && !job.constraint) {
+    job.constraint = c.constraints->make(c.constraints->compile(job.common.constraint));
+  }
   int32_t max_tokens = resolve_max_tokens(c, job);
   auto handle = submit(c, job, max_tokens);
   auto gen = std::make_unique<Generation>(
@@ -115,6 +121,35 @@ void run_job(const ServeContext& c, Job job, HttpResponse& res) {
                                 : make_json_body(handle, std::move(gen), std::move(sj));
 }
 
+// tool_choice "required" or named: the answer is constrained to the model's call markup.
+std::shared_ptr<sched::TokenConstraint> forced_call_constraint(const ServeContext& c,
+                                                               const Job& job,
+                                                               const ChatFields& chat,
+                                                               const ChatPrompt& prompt) {
+  if (job.common.constraint.active()) {
+    throw bad_request(fmt::format("'{}' cannot be combined with a forced tool_choice: the answer "
+                                  "is a tool call; use tool_choice \"auto\" or drop '{}'",
+                                  job.common.constraint.field, job.common.constraint.field),
+                      job.common.constraint.field);
+  }
+  std::string gbnf;
+  try {
+    gbnf = forced_call_gbnf(*prompt.format, chat, prompt.reasoning);
+  } catch (const grammar::GrammarError& e) {
+    throw ApiError(400, fmt::format("'tools': {}", e.what()), "tools", "invalid_request_error",
+                   "invalid_grammar");
+  }
+  if (gbnf.empty()) {
+    // The call is still asked for by the prompt and parsed as before, only not enforced.
+    log::info(
+        "tool_choice {} in the '{}' tool-call format is not enforced by a grammar (no call "
+        "grammar for that format yet)",
+        chat.tool_choice == ToolChoice::Named ? "named" : "required", prompt.format->name());
+    return nullptr;
+  }
+  return c.constraints->make(c.constraints->compile_gbnf(gbnf, "tools"), prompt.format->markers());
+}
+
 }  // namespace
 
 void handle_chat(const ServeContext& c, const HttpRequest& req, HttpResponse& res) {
@@ -127,6 +162,9 @@ void handle_chat(const ServeContext& c, const HttpRequest& req, HttpResponse& re
   job.prompt = std::move(prompt.tokens);
   job.show_special = prompt.show_special;
   job.single_call = !chat.chat.parallel_tool_calls;
+  const bool forced =
+      chat.chat.tool_choice == ToolChoice::Required || chat.chat.tool_choice == ToolChoice::Named;
+  if (forced && prompt.format) job.constraint = forced_call_constraint(c, job, chat.chat, prompt);
   job.parser = std::make_shared<toolcall::OutputParser>(std::move(prompt.format), prompt.reasoning);
   run_job(c, std::move(job), res);
 }

@@ -204,7 +204,8 @@ void HttpServer::attach(Backend& backend, const TextCodec& codec, int32_t max_to
   impl_->opts.max_tokens_limit = max_tokens_limit > 0 ? max_tokens_limit : backend.config().ctx;
   auto c = std::make_unique<ServeContext>(
       ServeContext{impl_->opts, backend, codec, std::move(chat), backend.config().ctx,
-                   static_cast<int64_t>(std::time(nullptr)), [this] { return impl_->counters(); }});
+                   static_cast<int64_t>(std::time(nullptr)), [this] { return impl_->counters(); },
+                   std::make_shared<ConstraintCompiler>(codec)});
   impl_->ctx_owner = std::move(c);
   impl_->ctx.store(impl_->ctx_owner.get());
 }

@@ -107,6 +107,7 @@ void parse_common(const json& obj, const RequestLimits& limits, CommonRequest& o
   parse_stop(obj, out);
   if (auto v = fields::boolean(obj, "ignore_eos")) out.ignore_eos = *v;
   if (auto v = fields::string(obj, "user")) out.user = *v;
+  out.constraint = parse_constraint_fields(obj);
 }
 
 }  // namespace
@@ -210,12 +211,6 @@ ChatRequest parse_chat_request(const std::string& body, const RequestLimits& lim
   json obj = parse_json_object(body, limits.max_array_items, limits.ctx);
   ChatRequest out;
   parse_common(obj, limits, out.common);
-  if (auto it = obj.find("response_format"); it != obj.end() && !it->is_null()) {
-    if (!it->is_object() || it->value("type", json()) != "text") {
-      throw bad_request("'response_format' other than {\"type\":\"text\"} is not supported yet",
-                        "response_format");
-    }
-  }
   bool logprobs = fields::boolean(obj, "logprobs").value_or(false);
   auto top = fields::integer(obj, "top_logprobs", 0, 20);
   if (top && !logprobs) {
@@ -224,7 +219,9 @@ ChatRequest parse_chat_request(const std::string& body, const RequestLimits& lim
   out.common.sampling.logprobs = logprobs;
   out.common.sampling.top_logprobs = static_cast<int32_t>(top.value_or(0));
   // Parsed again with key order kept for the template; the checks above bounded its size.
-  out.chat = parse_chat_fields(nlohmann::ordered_json::parse(body));
+  const auto ordered = nlohmann::ordered_json::parse(body);
+  out.chat = parse_chat_fields(ordered);
+  keep_schema_order(out.common.constraint, ordered);
   check_prompt_bytes(out.chat.text_bytes, limits, "messages");
   return out;
 }
@@ -268,6 +265,9 @@ CompletionRequest parse_completion_request(const std::string& body, const Reques
   CompletionRequest out;
   parse_common(obj, limits, out.common);
   parse_prompt(obj, limits, out);
+  if (out.common.constraint.kind == ConstraintSpec::Kind::JsonSchema) {
+    keep_schema_order(out.common.constraint, nlohmann::ordered_json::parse(body));
+  }
   if (fields::boolean(obj, "echo").value_or(false)) {
     throw bad_request("'echo' is not supported yet", "echo");
   }

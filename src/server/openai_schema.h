@@ -9,6 +9,7 @@
 
 #include "engine/sampling_params.h"
 #include "server/chat_schema.h"
+#include "server/output_constraint.h"
 #include "toolcall/output_parser.h"
 
 namespace baton::server {
@@ -35,6 +36,7 @@ struct CommonRequest {
   std::vector<std::string> stop;  // at most 4, none empty
   bool ignore_eos = false;
   std::string user;
+  ConstraintSpec constraint;  // response_format / grammar / regex
 };
 
 struct ChatRequest {

@@ -9,6 +9,7 @@
 #include "server/chat_prompt.h"
 #include "server/http_server.h"
 #include "server/http_types.h"
+#include "server/output_constraint.h"
 #include "server/text_codec.h"
 
 namespace baton::server {
@@ -21,6 +22,7 @@ struct ServeContext {
   int32_t ctx = 0;      // most tokens one request may hold (prompt + generated)
   int64_t created = 0;  // unix time the model was attached (for /v1/models)
   std::function<ServerCounters()> counters;
+  std::shared_ptr<ConstraintCompiler> constraints;  // response_format, grammar, regex
 };
 
 void handle_chat(const ServeContext& c, const HttpRequest& req, HttpResponse& res);

@@ -47,6 +47,11 @@ class TextCodec {
   virtual std::string bos_text() const = 0;
   virtual std::string eos_text() const = 0;
   virtual int32_t n_vocab() const = 0;
+  // The bytes a generated token adds to the output, for grammar-constrained decoding; "" for a
+  // token that a grammar must never pick (control tokens).
+  virtual std::string token_bytes(int32_t token) const { return piece(token); }
+  // The tokens that end a generation (a grammar allows them where the output may end).
+  virtual std::vector<int32_t> eog_tokens() const { return {}; }
   // Whether the model expects a BOS token in front of a prompt.
   virtual bool default_add_bos() const = 0;
   // The most input text bytes a single token can cover (an upper bound, possibly loose). A text

@@ -64,4 +64,23 @@ bool TokenizerCodec::has_token(const std::string& text) const {
   return tok_.token_id(text).has_value();
 }
 
+std::string TokenizerCodec::token_bytes(int32_t token) const {
+  switch (tok_.token_type(token)) {
+    case tokenizer::TokenType::Normal:
+    case tokenizer::TokenType::Byte:
+    case tokenizer::TokenType::UserDefined:
+      return tok_.token_to_piece(token);
+    default:
+      return {};
+  }
+}
+
+std::vector<int32_t> TokenizerCodec::eog_tokens() const {
+  std::vector<int32_t> out;
+  for (int32_t id = 0; id < tok_.n_vocab(); ++id) {
+    if (tok_.is_eog(id)) out.push_back(id);
+  }
+  return out;
+}
+
 }  // namespace baton::server

@@ -22,6 +22,8 @@ class TokenizerCodec : public TextCodec {
   std::string piece(int32_t token) const override;
   bool has_token(const std::string& text) const override;
   int32_t n_vocab() const override { return tok_.n_vocab(); }
+  std::string token_bytes(int32_t token) const override;
+  std::vector<int32_t> eog_tokens() const override;
   bool default_add_bos() const override { return tok_.add_bos(); }
   // Computed once when the vocabulary is loaded (Tokenizer::max_token_bytes).
   size_t max_token_bytes() const override { return tok_.max_token_bytes(); }

@@ -32,6 +32,17 @@ class HermesFormat : public OutputFormat {
     return out.take();
   }
 
+  std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override {
+    namespace cg = call_grammar;
+    const auto tools = cg::tools(req, sink);
+    if (tools.empty()) return "";
+    const std::string call =
+        sink.rule("tool-call", cg::literal(kOpen) + " \"\\n\" " +
+                                   cg::json_call(tools, sink, "name", "arguments") + " \"\\n\" " +
+                                   cg::literal(kClose));
+    return cg::one_or_more(call, "\"\\n\"", req.parallel);
+  }
+
  private:
   // Adds the call at `start` (or its raw text as content when malformed); returns where
   // parsing goes on, or npos when the rest of the text must wait (or was consumed).

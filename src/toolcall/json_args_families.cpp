@@ -34,6 +34,7 @@ JsonArgsSpec kimi_k2() {
   s.header_end = "<|tool_call_argument_begin|>";
   s.read_header = read_kimi_header;
   s.call_close = {"<|tool_call_end|>"};
+  s.header_gbnf = R"("functions." NAME ":" [0-9])";
   s.markers = {"<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
                "<|tool_call_argument_begin|>", "<|tool_call_end|>"};
   return s;
@@ -47,6 +48,7 @@ JsonArgsSpec functionary() {
   s.header_end = ">";
   s.read_header = read_name_header;
   s.call_close = {"</function>"};
+  s.header_gbnf = "NAME";
   return s;
 }
 
@@ -71,6 +73,7 @@ JsonArgsSpec solar_open() {
   s.header_end = "<|tool_call:args|>";
   s.read_header = read_solar_header;
   s.call_close = {"<|tool_call:end|>"};
+  s.header_gbnf = R"([a-zA-Z0-9]{8} "<|tool_call:name|>" NAME)";
   s.markers = {"<|tool_calls|>",     "<|calls|>",          "<|tool_call:begin|>",
                "<|tool_call:name|>", "<|tool_call:args|>", "<|tool_call:end|>"};
   return s;

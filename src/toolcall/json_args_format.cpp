@@ -1,5 +1,7 @@
 #include "toolcall/json_args_format.h"
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "toolcall/json_scan.h"
@@ -88,6 +90,30 @@ bool read_name_header(std::string_view header, ToolCall& call) {
     if (markup::is_space(c) || c == '<' || c == '>' || c == '"' || c == '{') return false;
   call.name = header;
   return true;
+}
+
+std::string JsonArgsFormat::call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const {
+  namespace cg = toolcall::call_grammar;
+  if (spec_.header_gbnf.empty()) return "";
+  const auto tools = cg::tools(req, sink);
+  if (tools.empty()) return "";
+  std::string body;
+  for (const auto& t : tools) {
+    std::string header = spec_.header_gbnf;
+    const size_t at = header.find("NAME");
+    header.replace(at, 4, cg::literal(t.name));
+    if (!body.empty()) body += " | ";
+    body += fmt::format("{} {} {} {}", cg::literal(spec_.call_open.front()), header,
+                        cg::literal(spec_.header_end), t.arguments);
+    for (const auto& piece : spec_.call_close) {
+      body += ' ';
+      body += cg::literal(piece);
+    }
+  }
+  std::string calls = cg::one_or_more(sink.rule("tool-call", body), "", req.parallel);
+  if (spec_.section_open.empty()) return calls;
+  return fmt::format("{} {} {}", cg::literal(spec_.section_open.front()), calls,
+                     cg::literal(spec_.section_close.front()));
 }
 
 ParsedOutput JsonArgsFormat::parse(std::string_view text, bool final) const {

@@ -22,6 +22,9 @@ struct JsonArgsSpec {
   std::function<bool(std::string_view header, ToolCall& call)> read_header;
   std::vector<std::string> call_close;  // pieces after the first may be missing at the end
   std::vector<std::string> markers;
+  // The header in GBNF for a forced call, with NAME standing for the tool name's literal;
+  // empty: no call grammar.
+  std::string header_gbnf;
 };
 
 class JsonArgsFormat : public OutputFormat {
@@ -30,6 +33,7 @@ class JsonArgsFormat : public OutputFormat {
   std::string_view name() const override { return spec_.name; }
   ParsedOutput parse(std::string_view text, bool final) const override;
   std::vector<std::string> markers() const override { return spec_.markers; }
+  std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override;
 
  private:
   JsonArgsSpec spec_;

@@ -3,6 +3,8 @@
 //   {"name": "get_weather", "parameters": {"city": "Paris"}}
 // Without the tag, only a message that starts with '{' can be a call (JSON further into prose
 // is content). An object that turns out not to be a call (no "name", bad JSON) is content.
+#include <fmt/format.h>
+
 #include "toolcall/json_call_list.h"
 #include "toolcall/output_builder.h"
 #include "toolcall/registry_a.h"
@@ -31,6 +33,15 @@ class Llama3Format : public OutputFormat {
     }
     take_calls(text, start, tag == std::string_view::npos ? start : tag, final, out);
     return out.take();
+  }
+
+  std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override {
+    namespace cg = call_grammar;
+    const auto tools = cg::tools(req, sink);
+    if (tools.empty()) return "";
+    const std::string call = cg::json_call(tools, sink, "name", "parameters");
+    return fmt::format("({})? {}", cg::literal(kTag),
+                       cg::one_or_more(call, "\"; \"", req.parallel));
   }
 
  private:

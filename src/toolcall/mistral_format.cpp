@@ -61,6 +61,26 @@ class MistralFormat : public OutputFormat {
     return p;
   }
 
+  // Both spellings: the model's template taught it one of them.
+  std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override {
+    namespace cg = call_grammar;
+    const auto tools = cg::tools(req, sink);
+    if (tools.empty()) return "";
+    const std::string w = cg::ws(sink);
+    const std::string id = sink.rule("call-id", R"("\"" [a-zA-Z0-9]{9} "\"")");
+    const std::string json = cg::json_call(tools, sink, "name", "arguments", id);
+    const std::string list =
+        "\"[\" " + w + " " + cg::one_or_more(json, "\",\" " + w, req.parallel) + " " + w + " \"]\"";
+    std::string named;
+    for (const auto& t : tools) {
+      named += (named.empty() ? "" : " | ") + cg::literal(t.name) + " " + cg::literal(kArgs) + " " +
+               t.arguments;
+    }
+    const std::string named_rule = sink.rule("named-call", named);
+    const std::string calls = cg::literal(kCalls);
+    return calls + " (" + list + " | " + cg::one_or_more(named_rule, calls, req.parallel) + ")";
+  }
+
  private:
   // Splits a leading [THINK] block; returns where the rest starts, or kWait.
   static size_t take_reasoning(std::string_view text, bool final, std::string& reasoning) {

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "toolcall/call_grammar.h"
+
 namespace baton::toolcall {
 
 struct ToolCall {
@@ -58,6 +60,14 @@ class OutputFormat {
   // Whether every answer, with tools or without, is written in this format's channels (harmony,
   // Kimi K3, muse): then the server parses answers to requests without tools too.
   virtual bool answers_in_channels() const { return false; }
+  // The GBNF body of a forced answer: one call (or, when req.parallel, one or more) in this
+  // format's markup, to one of req.tools, with arguments valid for its parameters; rules go to
+  // the sink. "" when the format has no call grammar (the call is then asked for, not enforced).
+  virtual std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const {
+    (void)req;
+    (void)sink;
+    return "";
+  }
 };
 
 // Builds the named format; nullptr when the name is unknown.

@@ -98,7 +98,7 @@ std::vector<BadCase> bad_cases() {
        "stream_options"},
       {"seed string", kChat, chat(R"("seed":"x")"), "seed"},
       {"user number", kChat, chat(R"("user":5)"), "user"},
-      {"response_format json", kChat, chat(R"("response_format":{"type":"json_object"})"),
+      {"response_format xml", kChat, chat(R"("response_format":{"type":"xml"})"),
        "response_format"},
       {"deep nesting", kChat, std::string(5000, '[') + std::string(5000, ']'), ""},
       {"prompt missing", kText, "{}", "prompt"},

@@ -1,0 +1,23 @@
+#pragma once
+// Restricts which tokens may come next (structured output: a grammar, a JSON schema). The
+// generator asks for the mask before sampling a row and reports the token it chose. The engine
+// loop calls it on its own thread, never concurrently, and only for its own request.
+#include <cstdint>
+#include <vector>
+
+namespace baton::engine {
+
+class TokenConstraint {
+ public:
+  virtual ~TokenConstraint() = default;
+  // One bit per vocabulary id (bit id % 64 of word id / 64): the tokens allowed next, end-of-
+  // generation tokens included where the output may end. No bit set: nothing can follow.
+  virtual const std::vector<uint64_t>& allowed() = 0;
+  // Advances past the sampled token (an allowed one, or an end-of-generation token).
+  virtual void accept(int32_t token) = 0;
+  // The output is complete and nothing may follow: generation ends here even for a model
+  // without end-of-generation tokens.
+  virtual bool complete() const = 0;
+};
+
+}  // namespace baton::engine

@@ -1,0 +1,692 @@
+// JSON Schema → GBNF. Each schema node becomes an expression over a few shared helper rules;
+// object and array nodes, and every $ref target, become named rules (a $ref target is named
+// before its body is built, which is how recursive schemas terminate).
+#include "grammar/json_schema.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "grammar/json_schema_merge.h"
+#include "grammar/json_schema_scalars.h"
+#include "grammar/regex_gbnf.h"
+
+namespace baton::grammar {
+
+using namespace schema_detail;
+
+namespace {
+
+constexpr int kMaxDepth = 64;
+constexpr size_t kMaxRules = 20000;
+constexpr int64_t kMaxCount = 10000;  // the GBNF repetition limit
+
+const std::set<std::string> kKeywords = {"type",
+                                         "properties",
+                                         "required",
+                                         "additionalProperties",
+                                         "items",
+                                         "prefixItems",
+                                         "additionalItems",
+                                         "minItems",
+                                         "maxItems",
+                                         "uniqueItems",
+                                         "enum",
+                                         "const",
+                                         "anyOf",
+                                         "oneOf",
+                                         "allOf",
+                                         "$ref",
+                                         "minLength",
+                                         "maxLength",
+                                         "pattern",
+                                         "format",
+                                         "minimum",
+                                         "maximum",
+                                         "exclusiveMinimum",
+                                         "exclusiveMaximum",
+                                         "nullable",
+                                         "multipleOf"};
+
+const char* const kQuote = R"("\"")";  // the GBNF literal of one double quote
+
+[[noreturn]] void unsatisfiable(const std::string& where, const std::string& why) {
+  throw GrammarError(fmt::format("no value satisfies the JSON Schema at {}: {}", where, why));
+}
+
+std::string child(const std::string& where, const std::string& key) {
+  std::string esc;
+  for (char c : key) {
+    if (c == '~') {
+      esc += "~0";
+    } else if (c == '/') {
+      esc += "~1";
+    } else {
+      esc += c;
+    }
+  }
+  return (where == "/" ? "" : where) + "/" + esc;
+}
+
+std::string sanitize(std::string_view hint) {
+  std::string out;
+  for (char c : hint) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (ok) {
+      out += c;
+    } else if (!out.empty() && out.back() != '-') {
+      out += '-';
+    }
+    if (out.size() >= 40) break;
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "v" : out;
+}
+
+std::optional<Bound> lower_bound(const ojson& s) {
+  std::optional<Bound> b;
+  if (auto m = s.find("minimum"); m != s.end() && m->is_number())
+    b = Bound{m->get<double>(), false};
+  auto ex = s.find("exclusiveMinimum");
+  if (ex != s.end() && ex->is_boolean() && ex->get<bool>() && b) b->exclusive = true;  // draft 4
+  if (ex != s.end() && ex->is_number()) {
+    const double v = ex->get<double>();
+    if (!b || v >= b->value) b = Bound{v, true};
+  }
+  return b;
+}
+
+std::optional<Bound> upper_bound(const ojson& s) {
+  std::optional<Bound> b;
+  if (auto m = s.find("maximum"); m != s.end() && m->is_number())
+    b = Bound{m->get<double>(), false};
+  auto ex = s.find("exclusiveMaximum");
+  if (ex != s.end() && ex->is_boolean() && ex->get<bool>() && b) b->exclusive = true;
+  if (ex != s.end() && ex->is_number()) {
+    const double v = ex->get<double>();
+    if (!b || v <= b->value) b = Bound{v, true};
+  }
+  return b;
+}
+
+int64_t count_keyword(const ojson& s, const char* key, int64_t fallback, const std::string& where) {
+  auto it = s.find(key);
+  if (it == s.end()) return fallback;
+  if (!it->is_number_integer() || it->get<int64_t>() < 0) {
+    throw GrammarError(fmt::format("'{}' at {} must be a non-negative integer", key, where));
+  }
+  const int64_t v = it->get<int64_t>();
+  if (v > kMaxCount) {
+    throw GrammarError(
+        fmt::format("'{}' at {} is {}; grammars count up to {}", key, where, v, kMaxCount));
+  }
+  return v;
+}
+
+std::string repeat(const std::string& x, int64_t min, int64_t max) {
+  if (max == 0) return "";
+  if (min == 0 && max < 0) return "(" + x + ")*";
+  if (min == 1 && max < 0) return "(" + x + ")+";
+  if (min == 0 && max == 1) return "(" + x + ")?";
+  if (max < 0) return fmt::format("({}){{{},}}", x, min);
+  if (min == max) return fmt::format("({}){{{}}}", x, min);
+  return fmt::format("({}){{{},{}}}", x, min, max);
+}
+
+// Property names as code-point sequences, for the trie of names that extra keys must avoid.
+struct NameTrie {
+  bool terminal = false;
+  std::map<uint32_t, NameTrie> next;
+};
+
+bool decode_utf8(const std::string& s, std::vector<uint32_t>& out) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const int n = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+    if (i + n > s.size()) return false;
+    uint32_t cp = n == 1 ? c : c & (0x3F >> (n - 1));
+    for (int k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    out.push_back(cp);
+    i += n;
+  }
+  return true;
+}
+
+}  // namespace
+
+struct SchemaGrammarBuilder::Impl {
+  std::vector<std::pair<std::string, std::string>> rules;
+  std::unordered_set<std::string> names{"root"};
+  std::unordered_map<std::string, std::string> by_body;
+  std::map<std::string, std::string> helpers;
+  const ojson* doc = nullptr;
+  std::map<std::string, std::string> refs;  // JSON pointer → rule name, for the current doc
+  int depth = 0;
+
+  std::string unique_name(std::string_view hint) {
+    const std::string base = sanitize(hint);
+    std::string name = base;
+    for (int i = 1; names.count(name); ++i) name = fmt::format("{}-{}", base, i);
+    names.insert(name);
+    return name;
+  }
+
+  std::string define(const std::string& name, const std::string& body) {
+    if (rules.size() >= kMaxRules) {
+      throw GrammarError(fmt::format("the schema needs more than {} grammar rules", kMaxRules));
+    }
+    rules.emplace_back(name, body);
+    return name;
+  }
+
+  // A rule for the body, shared with any earlier rule of the same body.
+  std::string rule(std::string_view hint, const std::string& body) {
+    if (auto it = by_body.find(body); it != by_body.end()) return it->second;
+    const std::string name = define(unique_name(hint), body);
+    by_body.emplace(body, name);
+    return name;
+  }
+
+  std::string helper(const std::string& which);
+  std::string visit(const ojson& s, const std::string& where, const std::string& hint);
+  std::string visit_object(const ojson& s, const std::string& where, const std::string& hint);
+  std::string visit_array(const ojson& s, const std::string& where, const std::string& hint);
+  std::string visit_string(const ojson& s, const std::string& where);
+  std::string visit_numeric(const ojson& s, bool integer, const std::string& where);
+  std::string visit_ref(const ojson& s, const std::string& where, const std::string& hint);
+  std::string visit_union(const ojson& s, const std::string& where, const std::string& hint);
+  std::string visit_enum(const ojson& s, const std::string& where);
+  std::string visit_types(const ojson& s, const std::string& where, const std::string& hint);
+  std::string extra_key(const std::vector<std::string>& avoid);
+  std::string key_rest(const NameTrie& node, const std::string& hint);
+  const ojson& resolve(const std::string& ref, const std::string& where, std::string& pointer);
+  void check_keywords(const ojson& s, const std::string& where) const;
+};
+
+std::string SchemaGrammarBuilder::Impl::helper(const std::string& which) {
+  if (auto it = helpers.find(which); it != helpers.end()) return it->second;
+  std::string body;
+  if (which == "ws") {
+    // Bounded: a model that keeps emitting whitespace cannot run the answer to max_tokens.
+    body = R"(([ \t] | "\n" [ \t]{0,20})?)";
+  } else if (which == "char") {
+    // \u escapes stop short of surrogates, so every escape is one code point (minLength counts
+    // code points).
+    body = R"([^"\\\x00-\x1F] | "\\" ([\"\\/bfnrt] | "u" ([0-9a-cA-Ce-fE-F] [0-9a-fA-F]{3} | )"
+           R"([dD] [0-7] [0-9a-fA-F]{2})))";
+  } else if (which == "string") {
+    body = fmt::format("{} {}* {}", kQuote, helper("char"), kQuote);
+  } else if (which == "number") {
+    body = bounded_number(std::nullopt, std::nullopt);
+  } else if (which == "value") {
+    const std::string name = unique_name("value");
+    helpers[which] = name;  // object-any and array-any refer back to it
+    const std::string ws = helper("ws"), str = helper("string");
+    const std::string pair = fmt::format("{} {} \":\" {} {}", str, ws, ws, name);
+    const std::string obj =
+        rule("object-any",
+             fmt::format("\"{{\" {} ({} (\",\" {} {})*)? {} \"}}\"", ws, pair, ws, pair, ws));
+    const std::string arr = rule(
+        "array-any", fmt::format("\"[\" {} ({} (\",\" {} {})*)? {} \"]\"", ws, name, ws, name, ws));
+    define(name, fmt::format("{} | {} | {} | {} | \"true\" | \"false\" | \"null\"", obj, arr, str,
+                             helper("number")));
+    return name;
+  } else {
+    throw std::logic_error("unknown helper " + which);
+  }
+  const std::string name = define(unique_name(which), body);
+  helpers[which] = name;
+  return name;
+}
+
+void SchemaGrammarBuilder::Impl::check_keywords(const ojson& s, const std::string& where) const {
+  for (const auto& [k, v] : s.items()) {
+    if (kKeywords.count(k) || is_annotation(k)) continue;
+    throw GrammarError(fmt::format(
+        "unsupported JSON Schema keyword '{}' at {}: a grammar cannot enforce it; remove it or "
+        "see docs/GRAMMAR.md for the supported subset",
+        k, where));
+  }
+  if (s.contains("uniqueItems") && s["uniqueItems"] == true) {
+    throw GrammarError(
+        fmt::format("unsupported JSON Schema keyword 'uniqueItems' at {}: a "
+                    "grammar cannot keep array items distinct",
+                    where));
+  }
+  if (auto m = s.find("multipleOf");
+      m != s.end() && !(m->is_number() && m->get<double>() == 1.0 &&
+                        schema_types(s) == std::set<std::string>{"integer"})) {
+    throw GrammarError(fmt::format("unsupported JSON Schema keyword 'multipleOf' at {}", where));
+  }
+}
+
+std::string SchemaGrammarBuilder::Impl::visit(const ojson& s, const std::string& where,
+                                              const std::string& hint) {
+  if (s.is_boolean()) {
+    if (!s.get<bool>()) unsatisfiable(where, "the schema is false");
+    return helper("value");
+  }
+  if (!s.is_object()) {
+    throw GrammarError(fmt::format("the JSON Schema at {} must be an object or a boolean", where));
+  }
+  if (++depth > kMaxDepth) {
+    throw GrammarError(
+        fmt::format("the JSON Schema nests deeper than {} levels at {}", kMaxDepth, where));
+  }
+  check_keywords(s, where);
+  std::string out;
+  if (s.contains("$ref")) {
+    out = visit_ref(s, where, hint);
+  } else if (s.contains("allOf")) {
+    const ojson& parts = s["allOf"];
+    if (!parts.is_array() || parts.empty()) {
+      throw GrammarError(fmt::format("'allOf' at {} must be a non-empty array", where));
+    }
+    ojson merged = s;
+    merged.erase("allOf");
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const std::string at = child(child(where, "allOf"), std::to_string(i));
+      ojson part = parts[i];
+      std::string pointer;
+      while (part.is_object() && part.contains("$ref")) {
+        ojson rest = part;
+        rest.erase("$ref");
+        part = merge_schemas(rest, resolve(part["$ref"].get<std::string>(), at, pointer), at);
+      }
+      merged = merge_schemas(merged, part, at);
+    }
+    out = visit(merged, where, hint);
+  } else if (s.contains("anyOf") || s.contains("oneOf")) {
+    out = visit_union(s, where, hint);
+  } else if (s.contains("enum") || s.contains("const")) {
+    out = visit_enum(s, where);
+  } else {
+    out = visit_types(s, where, hint);
+  }
+  --depth;
+  return out;
+}
+
+std::string SchemaGrammarBuilder::Impl::visit_types(const ojson& s, const std::string& where,
+                                                    const std::string& hint) {
+  std::vector<std::string> alts;
+  for (const auto& t : schema_types(s)) {
+    if (t == "null") {
+      alts.push_back("\"null\"");
+    } else if (t == "boolean") {
+      alts.push_back("(\"true\" | \"false\")");
+    } else if (t == "object") {
+      alts.push_back(visit_object(s, where, hint));
+    } else if (t == "array") {
+      alts.push_back(visit_array(s, where, hint));
+    } else if (t == "string") {
+      alts.push_back(visit_string(s, where));
+    } else if (t == "integer" || t == "number") {
+      if (t == "integer" && schema_types(s).count("number")) continue;  // number covers it
+      alts.push_back(visit_numeric(s, t == "integer", where));
+    } else {
+      throw GrammarError(fmt::format("unknown JSON Schema type '{}' at {}", t, where));
+    }
+  }
+  if (alts.empty()) unsatisfiable(where, "'type' lists no type");
+  if (alts.size() == 1) return alts[0];
+  std::string body;
+  for (size_t i = 0; i < alts.size(); ++i) body += (i ? " | " : "") + alts[i];
+  return rule(hint, body);
+}
+
+std::string SchemaGrammarBuilder::Impl::visit_enum(const ojson& s, const std::string& where) {
+  std::vector<ojson> values;
+  if (auto e = s.find("enum"); e != s.end()) {
+    if (!e->is_array()) throw GrammarError(fmt::format("'enum' at {} must be an array", where));
+    values.assign(e->begin(), e->end());
+  }
+  if (auto c = s.find("const"); c != s.end()) {
+    if (s.contains("enum") && std::find(values.begin(), values.end(), *c) == values.end()) {
+      unsatisfiable(where, "'const' is not one of 'enum'");
+    }
+    values = {*c};
+  }
+  const auto types = s.contains("type") ? schema_types(s) : std::set<std::string>{};
+  std::string body;
+  for (const auto& v : values) {
+    if (!types.empty() && !has_type(v, types)) continue;
+    body += (body.empty() ? "" : " | ") + gbnf_quote(v.dump());
+  }
+  if (body.empty()) unsatisfiable(where, "no 'enum' / 'const' value has the schema's type");
+  return "(" + body + ")";
+}
+
+std::string SchemaGrammarBuilder::Impl::visit_string(const ojson& s, const std::string& where) {
+  const bool lengths = s.contains("minLength") || s.contains("maxLength");
+  if (auto f = s.find("format"); f != s.end()) {
+    if (lengths || s.contains("pattern")) {
+      throw GrammarError(
+          fmt::format("'format' together with 'pattern', 'minLength' or "
+                      "'maxLength' at {} is not supported; keep one of them",
+                      where));
+    }
+    return format_string(f->get<std::string>(), where);
+  }
+  if (auto p = s.find("pattern"); p != s.end()) {
+    if (lengths) {
+      throw GrammarError(
+          fmt::format("'pattern' together with 'minLength' / 'maxLength' at {} is "
+                      "not supported; put the length in the pattern ({{n,m}})",
+                      where));
+    }
+    if (!p->is_string()) throw GrammarError(fmt::format("'pattern' at {} must be a string", where));
+    RegexOptions opts;
+    opts.search = true;
+    opts.json_string_body = true;
+    return fmt::format("{} {} {}", kQuote, regex_to_gbnf(p->get<std::string>(), opts), kQuote);
+  }
+  if (!lengths) return helper("string");
+  const int64_t min = count_keyword(s, "minLength", 0, where);
+  const int64_t max = count_keyword(s, "maxLength", -1, where);
+  if (max >= 0 && min > max) unsatisfiable(where, "minLength is above maxLength");
+  if (max == 0) return fmt::format("{} {}", kQuote, kQuote);
+  return fmt::format("{} {} {}", kQuote, repeat(helper("char"), min, max), kQuote);
+}
+
+std::string SchemaGrammarBuilder::Impl::visit_numeric(const ojson& s, bool integer,
+                                                      const std::string& where) {
+  const auto lo = lower_bound(s), hi = upper_bound(s);
+  if (!integer && !lo && !hi) return helper("number");
+  std::string out = integer ? bounded_integer(lo, hi) : bounded_number(lo, hi);
+  if (out.empty()) unsatisfiable(where, "no number lies between its bounds");
+  return out;
+}
+
+std::string SchemaGrammarBuilder::Impl::visit_union(const ojson& s, const std::string& where,
+                                                    const std::string& hint) {
+  if (s.contains("anyOf") && s.contains("oneOf")) {
+    throw GrammarError(fmt::format("'anyOf' and 'oneOf' together at {} are not supported", where));
+  }
+  const bool one_of = s.contains("oneOf");
+  const char* key = one_of ? "oneOf" : "anyOf";
+  const ojson& alts = s[key];
+  if (!alts.is_array() || alts.empty()) {
+    throw GrammarError(fmt::format("'{}' at {} must be a non-empty array", key, where));
+  }
+  ojson base = ojson::object();
+  for (const auto& [k, v] : s.items()) {
+    if (k != key && !is_annotation(k) && k != "nullable") base[k] = v;
+  }
+  std::vector<ojson> resolved;  // alternatives with the base merged in, for the oneOf check
+  std::string body;
+  for (size_t i = 0; i < alts.size(); ++i) {
+    const std::string at = child(child(where, key), std::to_string(i));
+    ojson alt = alts[i];
+    if (!base.empty() || one_of) {
+      std::string pointer;
+      while (alt.is_object() && alt.contains("$ref") && (!base.empty() || one_of)) {
+        ojson rest = alt;
+        rest.erase("$ref");
+        alt = merge_schemas(rest, resolve(alt["$ref"].get<std::string>(), at, pointer), at);
+      }
+      if (!base.empty()) alt = merge_schemas(base, alt, at);
+    }
+    for (size_t j = 0; one_of && j < resolved.size(); ++j) {
+      if (!disjoint(resolved[j], alt)) {
+        throw GrammarError(fmt::format(
+            "'oneOf' at {}: alternatives {} and {} may both match one value, which a grammar "
+            "cannot rule out; use 'anyOf' if a value may match either",
+            where, j, i));
+      }
+    }
+    resolved.push_back(alt);
+    body += (i ? " | " : "") + visit(alt, at, hint);
+  }
+  if (s.value("nullable", false)) body += " | \"null\"";
+  return rule(hint, body);
+}
+
+const ojson& SchemaGrammarBuilder::Impl::resolve(const std::string& ref, const std::string& where,
+                                                 std::string& pointer) {
+  if (ref.empty() || ref[0] != '#') {
+    throw GrammarError(
+        fmt::format("'$ref' {} at {}: only references inside the schema (\"#/...\") "
+                    "are supported",
+                    ref, where));
+  }
+  pointer.clear();
+  for (size_t i = 1; i < ref.size(); ++i) {  // URI fragments may percent-encode
+    if (ref[i] == '%' && i + 2 < ref.size()) {
+      pointer += static_cast<char>(std::stoi(ref.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      pointer += ref[i];
+    }
+  }
+  try {
+    return doc->at(ojson::json_pointer(pointer));
+  } catch (const std::exception&) {
+    throw GrammarError(fmt::format("'$ref' {} at {} does not point into the schema", ref, where));
+  }
+}
+
+std::string SchemaGrammarBuilder::Impl::visit_ref(const ojson& s, const std::string& where,
+                                                  const std::string& hint) {
+  const ojson& ref = s["$ref"];
+  if (!ref.is_string()) throw GrammarError(fmt::format("'$ref' at {} must be a string", where));
+  std::string pointer;
+  const ojson& target = resolve(ref.get<std::string>(), where, pointer);
+  bool siblings = false;
+  for (const auto& [k, v] : s.items()) siblings = siblings || (k != "$ref" && !is_annotation(k));
+  if (siblings) {
+    ojson rest = s;
+    rest.erase("$ref");
+    return visit(merge_schemas(rest, target, where), where, hint);
+  }
+  if (auto it = refs.find(pointer); it != refs.end()) return it->second;
+  const size_t slash = pointer.rfind('/');
+  const std::string name = unique_name(
+      slash == std::string::npos || pointer.size() == 1 ? "root-ref" : pointer.substr(slash + 1));
+  refs.emplace(pointer, name);
+  define(name, visit(target, pointer.empty() ? "/" : pointer, name));
+  return name;
+}
+
+std::string SchemaGrammarBuilder::Impl::key_rest(const NameTrie& node, const std::string& hint) {
+  // The rest of a key after a prefix of some property names, up to its closing quote: anything
+  // that does not spell one of the names in full.
+  std::string other = R"([^"\\\x00-\x1F)";
+  std::string body;
+  for (const auto& [cp, next] : node.next) {
+    other += class_char(cp);
+    body += fmt::format(" | [{}] {}", class_char(cp), key_rest(next, hint));
+  }
+  other += "]";
+  std::string alts = fmt::format("{} {}* {}", other, helper("key-char"), kQuote);
+  if (!node.terminal) alts = std::string(kQuote) + " | " + alts;
+  return rule(hint, alts + body);
+}
+
+std::string SchemaGrammarBuilder::Impl::extra_key(const std::vector<std::string>& avoid) {
+  // Extra keys are spelled without escapes, so a key that decodes to a property's name can
+  // only be spelled as that name, which the trie rules out (a duplicate key would let the
+  // extra value override a checked one).
+  if (!helpers.count("key-char")) {
+    helpers["key-char"] = define(unique_name("key-char"), R"([^"\\\x00-\x1F])");
+  }
+  NameTrie trie;
+  for (const auto& name : avoid) {
+    std::vector<uint32_t> cps;
+    if (!decode_utf8(name, cps)) continue;
+    NameTrie* n = &trie;
+    for (uint32_t cp : cps) n = &n->next[cp];
+    n->terminal = true;
+  }
+  return fmt::format("{} {}", kQuote, key_rest(trie, "extra-key"));
+}
+
+std::string SchemaGrammarBuilder::Impl::visit_object(const ojson& s, const std::string& where,
+                                                     const std::string& hint) {
+  if (s.contains("minProperties") || s.contains("maxProperties")) {
+    throw GrammarError(
+        fmt::format("'minProperties' / 'maxProperties' at {} are not supported", where));
+  }
+  const ojson empty = ojson::object();
+  const ojson& props = s.contains("properties") ? s["properties"] : empty;
+  if (!props.is_object()) {
+    throw GrammarError(fmt::format("'properties' at {} must be an object", where));
+  }
+  std::set<std::string> required;
+  if (auto r = s.find("required"); r != s.end()) {
+    if (!r->is_array()) throw GrammarError(fmt::format("'required' at {} must be an array", where));
+    for (const auto& n : *r) {
+      if (n.is_string()) required.insert(n.get<std::string>());
+    }
+  }
+  const ojson extra = s.value("additionalProperties", ojson(false));
+  struct Prop {
+    std::string kv;
+    bool required;
+  };
+  std::vector<Prop> list;
+  std::vector<std::string> names;
+  const std::string ws = helper("ws");
+  auto add = [&](const std::string& name, const ojson& schema, const std::string& at) {
+    const std::string value = visit(schema, at, hint + "-" + name);
+    list.push_back({fmt::format("{} {} \":\" {} {}", gbnf_quote(ojson(name).dump()), ws, ws, value),
+                    required.count(name) > 0});
+    names.push_back(name);
+  };
+  for (const auto& [name, schema] : props.items())
+    add(name, schema, child(child(where, "properties"), name));
+  for (const auto& name : required) {
+    if (props.contains(name)) continue;
+    if (extra == ojson(false)) {
+      unsatisfiable(where, fmt::format("'{}' is required but additionalProperties is false", name));
+    }
+    add(name, extra, child(where, "additionalProperties"));
+  }
+  std::string extra_kv;
+  if (extra != ojson(false)) {
+    extra_kv = fmt::format("{} {} \":\" {} {}", extra_key(names), ws, ws,
+                           visit(extra, child(where, "additionalProperties"), hint + "-extra"));
+  }
+  // rest[i]: properties i.. after something was written (each one comma-led);
+  // first: the properties from the first one written on.
+  std::string rest =
+      extra_kv.empty() ? "" : rule(hint + "-extra", fmt::format("(\",\" {} {})*", ws, extra_kv));
+  std::string first = extra_kv.empty() ? "" : fmt::format("({} {})?", extra_kv, rest);
+  for (size_t i = list.size(); i-- > 0;) {
+    const std::string tail = rest.empty() ? "" : " " + rest;
+    const std::string led = fmt::format("\",\" {} {}", ws, list[i].kv);
+    const std::string here = list[i].kv + tail;
+    if (list[i].required) {
+      first = here;
+    } else {
+      first = first.empty() ? "(" + here + ")?" : "(" + here + " | " + first + ")";
+      first = rule(hint + "-from", first);
+    }
+    rest = rule(hint + "-rest", (list[i].required ? led : "(" + led + ")?") + tail);
+  }
+  return rule(hint, fmt::format("\"{{\" {} {}{} \"}}\"", ws, first.empty() ? "" : first + " ", ws));
+}
+
+std::string SchemaGrammarBuilder::Impl::visit_array(const ojson& s, const std::string& where,
+                                                    const std::string& hint) {
+  if (s.contains("contains")) {
+    throw GrammarError(fmt::format("unsupported JSON Schema keyword 'contains' at {}", where));
+  }
+  std::vector<std::string> prefix;
+  std::optional<std::string> item;  // empty: no item after the prefix
+  const ojson* tuple = s.contains("prefixItems") ? &s["prefixItems"] : nullptr;
+  const ojson* rest = s.contains("items") ? &s["items"] : nullptr;
+  if (rest && rest->is_array()) {  // draft 4-7 tuples
+    tuple = rest;
+    rest = s.contains("additionalItems") ? &s["additionalItems"] : nullptr;
+  }
+  if (tuple) {
+    if (!tuple->is_array())
+      throw GrammarError(fmt::format("'prefixItems' at {} must be an array", where));
+    for (size_t i = 0; i < tuple->size(); ++i) {
+      prefix.push_back(visit((*tuple)[i], child(child(where, "prefixItems"), std::to_string(i)),
+                             hint + "-" + std::to_string(i)));
+    }
+  }
+  if (!rest) {
+    item = helper("value");
+  } else if (*rest != ojson(false)) {
+    item = visit(*rest, child(where, "items"), hint + "-item");
+  }
+  const int64_t k = static_cast<int64_t>(prefix.size());
+  const int64_t min = count_keyword(s, "minItems", 0, where);
+  int64_t max = count_keyword(s, "maxItems", -1, where);
+  if (!item) max = max < 0 ? k : std::min(max, k);
+  if (max >= 0 && min > max) unsatisfiable(where, "minItems is above what the array may hold");
+  const std::string ws = helper("ws");
+  if (max == 0) return fmt::format("\"[\" {} \"]\"", ws);
+  // Positions after the first, each comma-led; the prefix positions one by one, then the items.
+  std::string tail;
+  if (item) {
+    const int64_t at = std::max<int64_t>(k, 1);
+    tail = repeat(fmt::format("\",\" {} {}", ws, *item), std::max<int64_t>(0, min - at),
+                  max < 0 ? -1 : std::max<int64_t>(0, max - at));
+  }
+  for (int64_t i = k - 1; i >= 1; --i) {
+    if (max >= 0 && i >= max) continue;
+    std::string part = fmt::format("\",\" {} {}{}", ws, prefix[i], tail.empty() ? "" : " " + tail);
+    tail = i < min ? part : "(" + part + ")?";
+  }
+  std::string elements = (k > 0 ? prefix[0] : *item) + (tail.empty() ? "" : " " + tail);
+  if (min == 0) elements = "(" + elements + ")?";
+  return rule(hint, fmt::format("\"[\" {} {} {} \"]\"", ws, elements, ws));
+}
+
+SchemaGrammarBuilder::SchemaGrammarBuilder() : impl_(std::make_unique<Impl>()) {}
+SchemaGrammarBuilder::~SchemaGrammarBuilder() = default;
+
+std::string SchemaGrammarBuilder::add_schema(const ojson& schema, std::string_view name_hint) {
+  // A schema that fails leaves no half-built rules behind (the caller may go on without it).
+  const size_t n_rules = impl_->rules.size();
+  const auto names = impl_->names;
+  const auto by_body = impl_->by_body;
+  const auto helpers = impl_->helpers;
+  impl_->doc = &schema;
+  impl_->refs.clear();  // pointers are per document
+  impl_->depth = 0;
+  const std::string hint = sanitize(name_hint);
+  std::string expr;
+  try {
+    expr = impl_->visit(schema, "/", hint);
+  } catch (...) {
+    impl_->rules.resize(n_rules);
+    impl_->names = names;
+    impl_->by_body = by_body;
+    impl_->helpers = helpers;
+    throw;
+  }
+  // A rule name stays a rule name; an expression gets a rule of its own.
+  if (impl_->names.count(expr)) return expr;
+  return impl_->define(impl_->unique_name(hint), expr);
+}
+
+std::string SchemaGrammarBuilder::add_rule(std::string_view name_hint, std::string_view body) {
+  return impl_->define(impl_->unique_name(name_hint), std::string(body));
+}
+
+std::string SchemaGrammarBuilder::gbnf(std::string_view root_body) const {
+  std::string out = fmt::format("root ::= {}\n", root_body);
+  for (const auto& [name, body] : impl_->rules) out += fmt::format("{} ::= {}\n", name, body);
+  return out;
+}
+
+std::string json_schema_to_gbnf(const ojson& schema) {
+  SchemaGrammarBuilder b;
+  return b.gbnf(b.add_schema(schema, "value"));
+}
+
+std::string json_object_gbnf() {
+  return json_schema_to_gbnf(ojson{{"type", "object"}, {"additionalProperties", true}});
+}
+
+}  // namespace baton::grammar

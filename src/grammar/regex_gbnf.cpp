@@ -1,0 +1,767 @@
+// Regex → GBNF in two steps: a recursive-descent parser builds a small AST (sets of code points,
+// concatenation, alternation, bounded repetition), normalized as it is built so that nothing that
+// may match empty text is repeated without bound (the grammar checker refuses that as left
+// recursion); an emitter then prints it as one GBNF expression.
+#include "grammar/regex_gbnf.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "grammar/utf8_ranges.h"
+
+namespace baton::grammar {
+namespace {
+
+using Ranges = std::vector<std::pair<uint32_t, uint32_t>>;
+constexpr int kInf = -1;
+constexpr long kMaxCount = 10000;  // the GBNF parser's own limit
+constexpr int kMaxDepth = 100;     // bounds the parser's and the emitter's recursion
+constexpr uint32_t kMaxCodePoint = 0x10FFFF;
+constexpr std::string_view kRegular = "(baton constrains output to a regular language)";
+
+struct Node {
+  enum class Kind { Empty, Chars, Concat, Alt, Repeat } kind = Kind::Empty;
+  Ranges chars;            // Chars: sorted, merged, without surrogates, never empty
+  std::vector<Node> kids;  // Concat and Alt; Repeat has exactly one
+  int min = 0, max = 0;    // Repeat; max kInf is unbounded
+};
+using Kind = Node::Kind;
+
+bool is_surrogate(uint32_t cp) {
+  return cp >= 0xD800 && cp <= 0xDFFF;
+}
+
+// Surrogates are not characters: keeping them out of every set makes "all characters" one
+// canonical set, so complements and emptiness tests mean what they say.
+Ranges complement(Ranges r) {
+  r.emplace_back(0xD800, 0xDFFF);
+  return complement_ranges(r);
+}
+
+Ranges without_surrogates(const Ranges& r) {
+  return complement(complement_ranges(r));
+}
+
+Ranges subtract(const Ranges& a, Ranges b) {
+  const Ranges not_a = complement(a);
+  b.insert(b.end(), not_a.begin(), not_a.end());
+  return complement(b);
+}
+
+bool contains(const Ranges& r, uint32_t cp) {
+  return std::any_of(r.begin(), r.end(),
+                     [cp](const auto& x) { return x.first <= cp && cp <= x.second; });
+}
+
+// \d \w \s and their complements \D \W \S (ASCII, as JavaScript without the u flag).
+std::optional<Ranges> shorthand(char c) {
+  static const Ranges kSets[] = {{{'0', '9'}},
+                                 {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}},
+                                 {{'\t', '\r'}, {' ', ' '}}};  // \t \n \v \f \r and space
+  const size_t i = std::string_view("dwsDWS").find(c);
+  if (i == std::string_view::npos) return std::nullopt;
+  return i < 3 ? kSets[i] : complement(kSets[i - 3]);
+}
+
+Node node(Kind kind, std::vector<Node> kids = {}, int min = 0, int max = 0) {
+  Node n;
+  n.kind = kind;
+  n.kids = std::move(kids);
+  n.min = min;
+  n.max = max;
+  return n;
+}
+
+Node chars(const Ranges& r) {
+  Node n = node(Kind::Chars);
+  n.chars = without_surrogates(r);
+  return n;
+}
+
+bool nullable(const Node& n) {
+  if (n.kind == Kind::Chars) return false;
+  if (n.kind == Kind::Repeat) return n.min == 0 || nullable(n.kids[0]);
+  if (n.kind == Kind::Alt) return std::any_of(n.kids.begin(), n.kids.end(), nullable);
+  return std::all_of(n.kids.begin(), n.kids.end(), nullable);  // Empty has no kids
+}
+
+Node make_concat(std::vector<Node> parts) {
+  Node out = node(Kind::Concat);
+  for (Node& p : parts) {
+    if (p.kind == Kind::Concat) {
+      for (Node& k : p.kids) out.kids.push_back(std::move(k));
+    } else if (p.kind != Kind::Empty) {
+      out.kids.push_back(std::move(p));
+    }
+  }
+  if (out.kids.empty()) return Node{};
+  if (out.kids.size() == 1) return std::move(out.kids[0]);
+  return out;
+}
+
+// Alternatives that are single sets merge into one set, so `a|b|c` prints as [abc].
+Node make_alt(std::vector<Node> alts) {
+  Node out = node(Kind::Alt);
+  std::optional<size_t> set_at;
+  bool has_empty = false;
+  auto add = [&](Node&& a) {
+    if (a.kind == Kind::Chars && set_at) {
+      Ranges& into = out.kids[*set_at].chars;
+      into.insert(into.end(), a.chars.begin(), a.chars.end());
+      into = normalize_ranges(std::move(into));
+      return;
+    }
+    if (a.kind == Kind::Empty && std::exchange(has_empty, true)) return;
+    if (a.kind == Kind::Chars) set_at = out.kids.size();
+    out.kids.push_back(std::move(a));
+  };
+  for (Node& a : alts) {
+    if (a.kind != Kind::Alt) {
+      add(std::move(a));
+      continue;
+    }
+    for (Node& k : a.kids) add(std::move(k));
+  }
+  if (out.kids.empty()) return Node{};
+  if (out.kids.size() == 1) return std::move(out.kids[0]);
+  return out;
+}
+
+Node make_repeat(Node x, int min, int max);
+
+// The language of n without the empty string; nullopt when nothing else is left. For a
+// concatenation whose parts may all be empty, a non-empty match starts with the first part that
+// matches something: A'·B·C | B'·C | C'.
+std::optional<Node> non_empty(const Node& n) {
+  if (!nullable(n)) return n;
+  if (n.kind == Kind::Repeat) {
+    auto x = non_empty(n.kids[0]);
+    if (!x) return std::nullopt;
+    return make_repeat(std::move(*x), 1, n.max);
+  }
+  std::vector<Node> alts;  // one per kid of an Alt; for a Concat, one per possible first part
+  for (size_t i = 0; i < n.kids.size(); ++i) {
+    auto first = non_empty(n.kids[i]);
+    if (!first) continue;
+    std::vector<Node> seq{std::move(*first)};
+    if (n.kind == Kind::Concat) seq.insert(seq.end(), n.kids.begin() + i + 1, n.kids.end());
+    alts.push_back(make_concat(std::move(seq)));
+  }
+  if (alts.empty()) return std::nullopt;
+  return make_alt(std::move(alts));
+}
+
+// X{min,max} where X may match empty is X'{0,max} with X' = X minus the empty string: empty
+// iterations add nothing. That keeps `(a*)*` from being a left-recursive repetition.
+Node make_repeat(Node x, int min, int max) {
+  if (max == 0 || x.kind == Kind::Empty) return Node{};
+  if (nullable(x)) {
+    auto ne = non_empty(x);
+    if (!ne) return Node{};
+    x = std::move(*ne);
+    min = 0;
+  }
+  // (Y+){n,m} is Y{n,}: any count of at least n splits into n to m non-empty runs.
+  if (x.kind == Kind::Repeat && x.min == 1 && x.max == kInf) {
+    Node y = std::move(x.kids[0]);
+    return make_repeat(std::move(y), min, kInf);
+  }
+  if (min == 1 && max == 1) return x;
+  std::vector<Node> kids;
+  kids.push_back(std::move(x));
+  return node(Kind::Repeat, std::move(kids), min, max);
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+class Parser {
+ public:
+  struct Branch {  // one top-level alternative, with its anchors
+    Node node;
+    bool anchored_start = false, anchored_end = false;
+  };
+
+  explicit Parser(std::string_view src) : src_(src) {}
+
+  std::vector<Branch> parse() {
+    std::vector<Branch> out;
+    for (;;) {
+      Branch b;
+      b.node = parse_concat(0, &b);
+      out.push_back(std::move(b));
+      if (eof()) return out;
+      ++pos_;  // '|': at depth 0 parse_concat stops only there or at the end
+    }
+  }
+
+ private:
+  struct Bounds {
+    long min = 0, max = kInf;
+    size_t end = 0;
+  };
+  struct ClassAtom {
+    uint32_t cp = 0;
+    std::optional<Ranges> set;  // a shorthand such as \d
+  };
+
+  bool eof() const { return pos_ >= src_.size(); }
+  char peek() const { return eof() ? '\0' : src_[pos_]; }
+
+  [[noreturn]] void fail(size_t at, std::string_view msg) const {
+    throw GrammarError(fmt::format("regex: {} (at offset {} of the pattern)", msg, at));
+  }
+
+  Node parse_alt(int depth) {
+    std::vector<Node> alts{parse_concat(depth, nullptr)};
+    while (peek() == '|') {
+      ++pos_;
+      alts.push_back(parse_concat(depth, nullptr));
+    }
+    return make_alt(std::move(alts));
+  }
+
+  // top is the branch being read when at depth 0: only there may anchors appear.
+  Node parse_concat(int depth, Branch* top) {
+    std::vector<Node> parts;
+    while (!eof() && peek() != '|') {
+      const char c = peek();
+      if (c == ')') {
+        if (depth == 0) fail(pos_, "unbalanced ')' without a matching '('; escape it as \\)");
+        break;
+      }
+      if (c == '^' || c == '$') {
+        anchor(top, parts.empty());
+        continue;
+      }
+      if (quantifier_at(pos_)) {
+        fail(pos_, fmt::format("quantifier '{}' has nothing to repeat; put it after a character "
+                               "or group, or escape it as \\{}",
+                               c, c));
+      }
+      Node atom = parse_atom(depth);
+      parts.push_back(parse_quantifiers(std::move(atom)));
+    }
+    return make_concat(std::move(parts));
+  }
+
+  void anchor(Branch* top, bool at_start) {
+    const char c = src_[pos_];
+    const char after = pos_ + 1 < src_.size() ? src_[pos_ + 1] : '|';
+    if (top && c == '^' && at_start) {
+      top->anchored_start = true;
+    } else if (top && c == '$' && (after == '|' || after == '$')) {
+      top->anchored_end = true;
+    } else {
+      fail(pos_, fmt::format("anchor '{}' is only supported at the start (^) or the end ($) of "
+                             "the pattern or of a top-level alternative; remove it or escape it "
+                             "as \\{}",
+                             c, c));
+    }
+    ++pos_;
+  }
+
+  // `{` starts a quantifier only when a well-formed count follows, as in JavaScript; otherwise
+  // it is a literal brace.
+  std::optional<Bounds> bounds_at(size_t at) const {
+    size_t i = at + 1;
+    auto number = [&](long& v) {
+      const size_t start = i;
+      for (; i < src_.size() && std::isdigit(static_cast<unsigned char>(src_[i])); ++i) {
+        v = std::min(v * 10 + (src_[i] - '0'), 1000000000L);
+      }
+      return i > start;
+    };
+    long lo = 0, hi = 0;
+    const bool has_lo = number(lo);
+    if (i < src_.size() && src_[i] == '}') {
+      if (!has_lo) return std::nullopt;
+      return Bounds{lo, lo, i + 1};
+    }
+    if (i >= src_.size() || src_[i] != ',') return std::nullopt;
+    ++i;
+    const bool has_hi = number(hi);
+    if (i >= src_.size() || src_[i] != '}' || (!has_lo && !has_hi)) return std::nullopt;
+    return Bounds{lo, has_hi ? hi : kInf, i + 1};
+  }
+
+  bool quantifier_at(size_t at) const {
+    const char c = src_[at];
+    return c == '*' || c == '+' || c == '?' || (c == '{' && bounds_at(at));
+  }
+
+  Node parse_quantifiers(Node atom) {
+    if (eof() || !quantifier_at(pos_)) return atom;
+    const size_t at = pos_;
+    const size_t op = std::string_view("*+?").find(src_[pos_]);
+    const Bounds b = op == std::string_view::npos ? *bounds_at(pos_)
+                                                  : Bounds{op == 1, op == 2 ? 1 : kInf, pos_ + 1};
+    pos_ = b.end;
+    const std::string_view text = src_.substr(at, b.end - at);
+    if (b.min > kMaxCount || b.max > kMaxCount) {
+      fail(at, fmt::format("repetition count in '{}' is above {}", text, kMaxCount));
+    }
+    if (b.max != kInf && b.max < b.min) {
+      fail(at, fmt::format("repetition '{}' has its maximum below its minimum; swap them", text));
+    }
+    if (peek() == '?') ++pos_;  // lazy: the same language
+    if (!eof() && quantifier_at(pos_)) {
+      fail(pos_,
+           "a quantifier cannot follow another quantifier; group the repeated part as "
+           "(?:...) first");
+    }
+    return make_repeat(std::move(atom), static_cast<int>(b.min), static_cast<int>(b.max));
+  }
+
+  Node parse_atom(int depth) {
+    const char c = src_[pos_];
+    if (c == '(') return parse_group(depth);
+    if (c == '[') return parse_class();
+    if (c == '\\') return parse_escape();
+    if (c == '.') {
+      ++pos_;
+      return chars(complement({{'\n', '\n'}}));
+    }
+    const uint32_t cp = next_code_point();
+    return chars({{cp, cp}});
+  }
+
+  Node parse_group(int depth) {
+    const size_t open = pos_++;
+    if (depth + 1 > kMaxDepth) {
+      fail(open, fmt::format("groups nested deeper than {}; flatten the pattern", kMaxDepth));
+    }
+    if (peek() == '?') group_prefix(open);
+    Node inner = parse_alt(depth + 1);
+    if (peek() != ')') fail(open, "unbalanced '(' is never closed; add ')' or escape it as \\(");
+    ++pos_;
+    return inner;
+  }
+
+  // After "(": the non-capturing and named forms only group. The others depend on text around
+  // the match or on flags, which a grammar over the output cannot express.
+  void group_prefix(size_t open) {
+    static const std::pair<std::string_view, std::string_view> kRefused[] = {
+        {"?=", "lookahead (?=...)"},        {"?!", "lookahead (?!...)"},
+        {"?<=", "lookbehind (?<=...)"},     {"?<!", "lookbehind (?<!...)"},
+        {"?P=", "backreference (?P=name)"}, {"?>", "atomic group (?>...)"}};
+    const std::string_view rest = src_.substr(pos_);
+    for (const auto& [prefix, what] : kRefused) {
+      if (rest.starts_with(prefix)) {
+        fail(open,
+             fmt::format("{} is not supported {}; rewrite the pattern without it", what, kRegular));
+      }
+    }
+    if (rest.starts_with("?:")) {
+      pos_ += 2;
+      return;
+    }
+    if (rest.starts_with("?<") || rest.starts_with("?P<")) {
+      size_t i = pos_ + (rest[1] == 'P' ? 3 : 2);
+      const size_t name = i;
+      while (i < src_.size() && (std::isalnum(static_cast<unsigned char>(src_[i])) ||
+                                 src_[i] == '_' || src_[i] == '$')) {
+        ++i;
+      }
+      if (i == name || i >= src_.size() || src_[i] != '>') {
+        fail(open, "malformed group name; write (?<name>...) with letters, digits and _");
+      }
+      pos_ = i + 1;
+      return;
+    }
+    fail(open, fmt::format("inline flags or group syntax '(?{}' are not supported; remove them "
+                           "and spell variants out, e.g. [aA] instead of (?i)a",
+                           rest.substr(1, 1)));
+  }
+
+  Node parse_escape() {
+    const size_t at = pos_++;
+    if (eof()) fail(at, "the pattern ends with a lone backslash; write \\\\ for a backslash");
+    const char c = src_[pos_];
+    if (auto set = shorthand(c)) {
+      ++pos_;
+      return chars(*set);
+    }
+    if (c == 'b' || c == 'B') {
+      fail(at, fmt::format("word boundary \\{} is not supported (a grammar cannot look at the "
+                           "neighbouring characters); remove it",
+                           c));
+    }
+    if (c == 'k' || (c >= '1' && c <= '9')) {
+      fail(at, fmt::format("backreference \\{} is not supported {}; repeat the group's pattern "
+                           "instead",
+                           c == 'k' ? std::string_view("k<...>") : src_.substr(pos_, 1), kRegular));
+    }
+    const uint32_t cp = char_escape(at);
+    return chars({{cp, cp}});
+  }
+
+  // The escapes that stand for one character, anywhere; pos_ is just after the backslash.
+  uint32_t char_escape(size_t at) {
+    const char c = src_[pos_++];
+    if (const size_t i = std::string_view("ntrfv").find(c); i != std::string_view::npos) {
+      return "\n\t\r\f\v"[i];
+    }
+    if (c == '0' && std::isdigit(static_cast<unsigned char>(peek()))) {
+      fail(at, "octal escapes are not supported; write \\xHH");
+    }
+    if (c == '0') return 0;
+    if (c == 'x') return hex_digits(at, 2);
+    if (c == 'u') return unicode_escape(at);
+    if (c == 'c' && std::isalpha(static_cast<unsigned char>(peek()))) return src_[pos_++] % 32;
+    if (c == 'p' || c == 'P') {
+      fail(at,
+           "unicode property escapes \\p{...} are not supported; list the characters in a "
+           "class instead");
+    }
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x80) {
+      --pos_;
+      return next_code_point();
+    }
+    if (std::ispunct(u) || c == ' ') return u;
+    fail(at, fmt::format("unknown escape \\{}; remove the backslash (only punctuation may be "
+                         "escaped)",
+                         c));
+  }
+
+  uint32_t hex_digits(size_t at, int count) {
+    uint32_t v = 0;
+    for (int k = 0; k < count; ++k) {
+      const int d = eof() ? -1 : hex_value(peek());
+      if (d < 0) fail(at, fmt::format("expected {} hex digits in this escape", count));
+      v = v * 16 + d;
+      ++pos_;
+    }
+    return v;
+  }
+
+  uint32_t unicode_escape(size_t at) {
+    if (peek() == '{') {
+      ++pos_;
+      uint32_t v = 0;
+      int n = 0;
+      for (; !eof() && hex_value(peek()) >= 0 && n < 7; ++n) v = v * 16 + hex_value(src_[pos_++]);
+      if (n == 0 || n > 6 || peek() != '}' || v > kMaxCodePoint) {
+        fail(at, "\\u{...} needs 1 to 6 hex digits naming a code point up to 10FFFF");
+      }
+      ++pos_;
+      if (is_surrogate(v)) fail(at, "a surrogate code point is not a character");
+      return v;
+    }
+    const uint32_t v = hex_digits(at, 4);
+    // JSON and JavaScript spell characters above U+FFFF as a pair of \u escapes.
+    if (v >= 0xD800 && v <= 0xDBFF && src_.substr(pos_).starts_with("\\u")) {
+      const size_t save = pos_;
+      pos_ += 2;
+      const uint32_t low = hex_digits(at, 4);
+      if (low >= 0xDC00 && low <= 0xDFFF) return 0x10000 + ((v - 0xD800) << 10) + (low - 0xDC00);
+      pos_ = save;
+    }
+    if (is_surrogate(v)) {
+      fail(at, fmt::format("lone surrogate \\u{:04X} is not a character; write the character "
+                           "itself or \\u{{...}}",
+                           v));
+    }
+    return v;
+  }
+
+  uint32_t next_code_point() {
+    const size_t at = pos_;
+    const auto b0 = static_cast<unsigned char>(src_[pos_++]);
+    if (b0 < 0x80) return b0;
+    const int extra = (b0 & 0xE0) == 0xC0   ? 1
+                      : (b0 & 0xF0) == 0xE0 ? 2
+                      : (b0 & 0xF8) == 0xF0 ? 3
+                                            : 0;
+    uint32_t cp = b0 & (0x3F >> extra);
+    bool ok = extra > 0;
+    for (int k = 0; ok && k < extra; ++k) {
+      ok = !eof() && (static_cast<unsigned char>(peek()) & 0xC0) == 0x80;
+      if (ok) cp = (cp << 6) | (static_cast<unsigned char>(src_[pos_++]) & 0x3F);
+    }
+    static constexpr uint32_t kShortest[] = {0x80, 0x80, 0x800, 0x10000};
+    if (!ok || cp < kShortest[extra] || cp > kMaxCodePoint || is_surrogate(cp)) {
+      fail(at, "the pattern is not valid UTF-8");
+    }
+    return cp;
+  }
+
+  Node parse_class() {
+    const size_t open = pos_++;
+    const bool negated = peek() == '^';
+    if (negated) ++pos_;
+    Ranges set;
+    for (;;) {
+      if (eof()) fail(open, "unterminated class '[' has no ']'; close it or escape it as \\[");
+      if (src_[pos_] == ']') break;
+      const size_t at = pos_;
+      const ClassAtom lo = class_atom(open);
+      if (peek() == '-' && pos_ + 1 < src_.size() && src_[pos_ + 1] != ']') {
+        ++pos_;
+        const ClassAtom hi = class_atom(open);
+        const std::string_view text = src_.substr(at, pos_ - at);
+        if (lo.set || hi.set) {
+          fail(at, fmt::format("class range '{}' has a shorthand as an end; escape the '-' as \\-",
+                               text));
+        }
+        if (hi.cp < lo.cp) {
+          fail(at,
+               fmt::format("class range '{}' is out of order; put the smaller end first", text));
+        }
+        set.emplace_back(lo.cp, hi.cp);
+      } else if (lo.set) {
+        set.insert(set.end(), lo.set->begin(), lo.set->end());
+      } else {
+        set.emplace_back(lo.cp, lo.cp);
+      }
+    }
+    ++pos_;
+    Node n = chars(negated ? complement(set) : set);
+    if (n.chars.empty()) fail(open, "this class matches no character; remove it or widen it");
+    return n;
+  }
+
+  ClassAtom class_atom(size_t open) {
+    if (src_[pos_] != '\\') return {next_code_point(), std::nullopt};
+    const size_t at = pos_++;
+    if (eof()) fail(open, "unterminated class '[' has no ']'; close it or escape it as \\[");
+    const char c = src_[pos_];
+    if (auto set = shorthand(c)) {
+      ++pos_;
+      return {0, std::move(set)};
+    }
+    if (c == 'b') {  // backspace, inside a class
+      ++pos_;
+      return {'\b', std::nullopt};
+    }
+    if (c == 'B' || (c >= '1' && c <= '9')) {
+      fail(at, fmt::format("\\{} is not supported inside a class; remove it", c));
+    }
+    return {char_escape(at), std::nullopt};
+  }
+
+  std::string_view src_;
+  size_t pos_ = 0;
+};
+
+// GBNF text for one character inside a literal or a class: ASCII as is, the rest escaped so the
+// grammar text stays readable in logs.
+std::string escape_char(uint32_t cp, bool in_class) {
+  const std::string_view special = in_class ? "\n\r\t\"\\[]-^" : "\n\r\t\"\\";
+  if (const size_t i = special.find(static_cast<char>(cp)); cp < 0x80 && i != special.npos) {
+    return std::string{'\\', "nrt\"\\[]-^"[i]};
+  }
+  if (cp < 0x20 || cp == 0x7F) return fmt::format("\\x{:02x}", cp);
+  if (cp < 0x80) return std::string(1, static_cast<char>(cp));
+  return cp <= 0xFFFF ? fmt::format("\\u{:04x}", cp) : fmt::format("\\U{:08x}", cp);
+}
+
+std::string literal(std::u32string_view s) {
+  std::string out = "\"";
+  for (char32_t c : s) out += escape_char(c, false);
+  return out + "\"";
+}
+
+std::string char_class(const Ranges& set) {
+  // A negated class is the short spelling of sets like \W or [^"]: use the one with fewer ranges.
+  const Ranges comp = complement(set);
+  if (comp.empty()) return ".";
+  const bool negated = comp.size() < set.size();
+  std::string out = negated ? "[^" : "[";
+  for (auto [lo, hi] : negated ? comp : set) {
+    out += escape_char(lo, true);
+    if (hi > lo + 1) out += '-';
+    if (hi > lo) out += escape_char(hi, true);
+  }
+  return out + "]";
+}
+
+std::u32string widen(std::string_view ascii) {
+  return {ascii.begin(), ascii.end()};
+}
+
+class Emitter {
+ public:
+  explicit Emitter(bool json) : json_(json) {}
+
+  struct Out {
+    std::string text;
+    bool atomic = true;  // may take a postfix operator as it is
+  };
+
+  Out emit(const Node& n) {
+    if (n.kind == Kind::Chars) {
+      return is_single(n) ? Out{literal(spell(n.chars[0].first))} : set(n.chars);
+    }
+    if (n.kind == Kind::Concat) return concat(n);
+    if (n.kind == Kind::Alt) return alt(n);
+    if (n.kind == Kind::Repeat) return repeat(n);
+    return {"\"\""};
+  }
+
+  static std::string atom(const Out& o) { return o.atomic ? o.text : "(" + o.text + ")"; }
+
+ private:
+  static bool is_single(const Node& n) {
+    return n.kind == Kind::Chars && n.chars.size() == 1 && n.chars[0].first == n.chars[0].second;
+  }
+
+  static Out group(std::vector<Out> alts) {
+    if (alts.size() == 1) return alts[0];
+    std::string text = "(";
+    for (size_t i = 0; i < alts.size(); ++i) text += (i ? " | " : "") + alts[i].text;
+    return {text + ")", true};
+  }
+
+  // How code point cp is written in the output: itself, or inside a JSON string its one
+  // canonical escape (short forms where JSON has them, else \u00XX).
+  std::u32string spell(uint32_t cp) const {
+    if (!json_ || (cp >= 0x20 && cp != '"' && cp != '\\')) return std::u32string(1, cp);
+    constexpr std::string_view kShort = "\"\\\b\f\n\r\t";
+    if (const size_t i = kShort.find(static_cast<char>(cp)); i != kShort.npos) {
+      return {U'\\', static_cast<char32_t>("\"\\bfnrt"[i])};
+    }
+    if (cp < 0x20) return widen(fmt::format("\\u{:04x}", cp));
+    return std::u32string(1, cp);
+  }
+
+  static Out one_of(const std::u32string& cps) {
+    if (cps.size() == 1) return {literal(cps)};
+    Ranges r;
+    for (char32_t c : cps) r.emplace_back(c, c);
+    return {char_class(normalize_ranges(r))};
+  }
+
+  // Inside a JSON string, ", \ and control characters take an escape: the class keeps its other
+  // members, and the escaped ones become alternatives after one backslash.
+  Out set(const Ranges& s) {
+    if (!json_) return {char_class(s)};
+    std::vector<Out> alts;
+    const Ranges plain = subtract(s, {{0, 0x1F}, {'"', '"'}, {'\\', '\\'}});
+    if (plain.size() == 1 && plain[0].first == plain[0].second) {
+      alts.push_back({literal(std::u32string(1, plain[0].first))});
+    } else if (!plain.empty()) {
+      alts.push_back({char_class(plain)});
+    }
+    std::u32string shorts, controls[2];
+    for (uint32_t cp = 0; cp <= '\\'; ++cp) {
+      if ((cp >= 0x20 && cp != '"' && cp != '\\') || !contains(s, cp)) continue;
+      const std::u32string sp = spell(cp);
+      if (sp.size() == 2) {
+        shorts += sp[1];
+      } else {
+        controls[cp >> 4] += sp[5];
+      }
+    }
+    std::vector<Out> escapes;
+    if (!shorts.empty()) escapes.push_back(one_of(shorts));
+    for (uint32_t hi = 0; hi < 2; ++hi) {
+      if (controls[hi].empty()) continue;
+      const std::u32string prefix = widen(fmt::format("u00{}", hi));
+      if (controls[hi].size() == 1) {
+        escapes.push_back({literal(prefix + controls[hi])});
+      } else {
+        escapes.push_back({literal(prefix) + " " + one_of(controls[hi]).text, false});
+      }
+    }
+    if (!escapes.empty()) alts.push_back({literal(U"\\") + " " + atom(group(escapes)), false});
+    return group(std::move(alts));
+  }
+
+  // Runs of single characters print as one literal.
+  Out concat(const Node& n) {
+    std::vector<Out> parts;
+    std::u32string run;
+    auto flush = [&] {
+      if (!run.empty()) parts.push_back({literal(run)});
+      run.clear();
+    };
+    for (const Node& k : n.kids) {
+      if (is_single(k)) {
+        run += spell(k.chars[0].first);
+        continue;
+      }
+      flush();
+      parts.push_back(emit(k));
+    }
+    flush();
+    if (parts.size() == 1) return parts[0];
+    std::string text;
+    for (const Out& p : parts) text += (text.empty() ? "" : " ") + p.text;
+    return {text, false};
+  }
+
+  Out alt(const Node& n) {
+    std::vector<Out> alts;
+    bool optional = false;
+    for (const Node& k : n.kids) {
+      if (k.kind == Kind::Empty) {
+        optional = true;
+      } else {
+        alts.push_back(emit(k));
+      }
+    }
+    if (alts.empty()) return {"\"\""};
+    Out g = group(std::move(alts));
+    if (!optional) return g;
+    return {atom(g) + "?", false};
+  }
+
+  Out repeat(const Node& n) {
+    std::string q;
+    if (n.min == 0 && n.max == 1) {
+      q = "?";
+    } else if (n.max == kInf) {
+      q = n.min == 0 ? "*" : n.min == 1 ? "+" : fmt::format("{{{},}}", n.min);
+    } else if (n.min == n.max) {
+      q = fmt::format("{{{}}}", n.min);
+    } else {
+      q = fmt::format("{{{},{}}}", n.min, n.max);
+    }
+    return {atom(emit(n.kids[0])) + q, false};
+  }
+
+  bool json_;
+};
+
+}  // namespace
+
+std::string regex_to_gbnf(std::string_view pattern, const RegexOptions& opts) {
+  std::vector<Parser::Branch> branches = Parser(pattern).parse();
+  std::vector<Node> alts;
+  if (!opts.search) {
+    for (auto& b : branches) alts.push_back(std::move(b.node));
+  } else {
+    // A JSON Schema pattern is a search: an unanchored end may have any text beyond the match.
+    const Node any = make_repeat(chars({{0, kMaxCodePoint}}), 0, kInf);
+    auto wrap = [&](Node core, bool start, bool end) {
+      return make_concat({start ? Node{} : any, std::move(core), end ? Node{} : any});
+    };
+    const bool uniform = std::all_of(branches.begin(), branches.end(), [&](const auto& b) {
+      return b.anchored_start == branches[0].anchored_start &&
+             b.anchored_end == branches[0].anchored_end;
+    });
+    if (uniform) {
+      std::vector<Node> cores;
+      for (auto& b : branches) cores.push_back(std::move(b.node));
+      alts.push_back(
+          wrap(make_alt(std::move(cores)), branches[0].anchored_start, branches[0].anchored_end));
+    } else {
+      for (auto& b : branches)
+        alts.push_back(wrap(std::move(b.node), b.anchored_start, b.anchored_end));
+    }
+  }
+  return Emitter::atom(Emitter(opts.json_string_body).emit(make_alt(std::move(alts))));
+}
+
+}  // namespace baton::grammar

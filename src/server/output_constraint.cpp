@@ -1,0 +1,249 @@
+#include "server/output_constraint.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "grammar/json_schema.h"
+#include "grammar/regex_gbnf.h"
+#include "server/errors.h"
+#include "server/json_fields.h"
+
+namespace baton::server {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kCachedGrammars = 64;
+
+void set_once(ConstraintSpec& spec, ConstraintSpec::Kind kind, const std::string& field) {
+  if (spec.active()) {
+    throw bad_request(
+        fmt::format("'{}' and '{}' both constrain the output; send only one", spec.field, field),
+        field);
+  }
+  spec.kind = kind;
+  spec.field = field;
+}
+
+void parse_response_format(const json& rf, ConstraintSpec& spec) {
+  if (!rf.is_object()) throw bad_request("'response_format' must be an object", "response_format");
+  const json type = rf.value("type", json());
+  if (type == "text") return;
+  if (type == "json_object") {
+    set_once(spec, ConstraintSpec::Kind::JsonObject, "response_format");
+    return;
+  }
+  if (type != "json_schema") {
+    throw bad_request("'response_format.type' must be \"text\", \"json_object\" or \"json_schema\"",
+                      "response_format");
+  }
+  auto js = rf.find("json_schema");
+  if (js == rf.end() || !js->is_object()) {
+    throw bad_request("'response_format.json_schema' must be an object with 'name' and 'schema'",
+                      "response_format");
+  }
+  auto schema = js->find("schema");
+  const bool inline_schema = schema == js->end();
+  if (inline_schema) {
+    // Some clients put the schema itself at this level (llama-server accepts both).
+    if (js->contains("type") || js->contains("properties") || js->contains("$ref")) {
+      schema = js;
+    } else {
+      throw bad_request("'response_format.json_schema.schema' is required", "response_format");
+    }
+  }
+  if (!schema->is_object() && !schema->is_boolean()) {
+    throw bad_request("'response_format.json_schema.schema' must be a JSON Schema object",
+                      "response_format");
+  }
+  set_once(spec, ConstraintSpec::Kind::JsonSchema, "response_format");
+  spec.schema = nlohmann::ordered_json::parse(schema->dump());
+  spec.schema_pointer =
+      inline_schema ? "/response_format/json_schema" : "/response_format/json_schema/schema";
+}
+
+void parse_text_field(const json& body, const char* key, ConstraintSpec::Kind kind,
+                      ConstraintSpec& spec) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return;
+  if (!it->is_string() || it->get_ref<const std::string&>().empty()) {
+    throw bad_request(fmt::format("'{}' must be a non-empty string", key), key);
+  }
+  set_once(spec, kind, key);
+  spec.text = it->get<std::string>();
+}
+
+void parse_schema_field(const json& body, const char* key, ConstraintSpec& spec) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return;
+  if (!it->is_object() && !it->is_boolean()) {
+    throw bad_request(fmt::format("'{}' must be a JSON Schema object", key), key);
+  }
+  set_once(spec, ConstraintSpec::Kind::JsonSchema, key);
+  spec.schema = nlohmann::ordered_json::parse(it->dump());
+  spec.schema_pointer = std::string("/") + key;
+}
+
+void parse_choice_field(const json& body, ConstraintSpec& spec) {
+  auto it = body.find("guided_choice");
+  if (it == body.end() || it->is_null()) return;
+  if (!it->is_array() || it->empty()) {
+    throw bad_request("'guided_choice' must be a non-empty array of strings", "guided_choice");
+  }
+  set_once(spec, ConstraintSpec::Kind::Choice, "guided_choice");
+  for (const auto& c : *it) {
+    if (!c.is_string() || c.get_ref<const std::string&>().empty()) {
+      throw bad_request("'guided_choice' entries must be non-empty strings", "guided_choice");
+    }
+    spec.choices.push_back(c.get<std::string>());
+  }
+}
+
+// A GBNF literal for arbitrary bytes.
+std::string gbnf_literal(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02X}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+ConstraintSpec parse_constraint_fields(const json& body) {
+  ConstraintSpec spec;
+  if (auto it = body.find("response_format"); it != body.end() && !it->is_null()) {
+    parse_response_format(*it, spec);
+  }
+  parse_schema_field(body, "json_schema", spec);
+  parse_schema_field(body, "guided_json", spec);
+  parse_text_field(body, "grammar", ConstraintSpec::Kind::Grammar, spec);
+  parse_text_field(body, "guided_grammar", ConstraintSpec::Kind::Grammar, spec);
+  parse_text_field(body, "regex", ConstraintSpec::Kind::Regex, spec);
+  parse_text_field(body, "guided_regex", ConstraintSpec::Kind::Regex, spec);
+  parse_choice_field(body, spec);
+  return spec;
+}
+
+void keep_schema_order(ConstraintSpec& spec, const nlohmann::ordered_json& body) {
+  if (spec.kind != ConstraintSpec::Kind::JsonSchema || spec.schema_pointer.empty()) return;
+  const nlohmann::ordered_json::json_pointer ptr(spec.schema_pointer);
+  if (body.contains(ptr)) spec.schema = body.at(ptr);
+}
+
+std::string constraint_gbnf(const ConstraintSpec& spec) {
+  switch (spec.kind) {
+    case ConstraintSpec::Kind::JsonObject:
+      return grammar::json_object_gbnf();
+    case ConstraintSpec::Kind::JsonSchema:
+      return grammar::json_schema_to_gbnf(spec.schema);
+    case ConstraintSpec::Kind::Grammar:
+      return spec.text;
+    case ConstraintSpec::Kind::Regex:
+      return "root ::= " + grammar::regex_to_gbnf(spec.text) + "\n";
+    case ConstraintSpec::Kind::Choice: {
+      std::string root = "root ::= ";
+      for (size_t i = 0; i < spec.choices.size(); ++i) {
+        root += (i ? " | " : "") + gbnf_literal(spec.choices[i]);
+      }
+      return root + "\n";
+    }
+    case ConstraintSpec::Kind::None:
+      break;
+  }
+  return {};
+}
+
+std::shared_ptr<const grammar::Grammar> ConstraintCompiler::compile_gbnf(const std::string& gbnf,
+                                                                         const std::string& field) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < cache_.size(); ++i) {
+      if (cache_[i].first == gbnf) {
+        std::rotate(cache_.begin(), cache_.begin() + i, cache_.begin() + i + 1);
+        return cache_[0].second;
+      }
+    }
+  }
+  std::shared_ptr<const grammar::Grammar> g;
+  try {
+    g = grammar::Grammar::parse(gbnf);
+  } catch (const grammar::GrammarError& e) {
+    throw ApiError(400, fmt::format("'{}': {}", field, e.what()), field, "invalid_request_error",
+                   "invalid_grammar");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  cache_.insert(cache_.begin(), {gbnf, g});
+  if (cache_.size() > kCachedGrammars) cache_.pop_back();
+  return g;
+}
+
+std::shared_ptr<const grammar::Grammar> ConstraintCompiler::compile(const ConstraintSpec& spec) {
+  std::string gbnf;
+  try {
+    gbnf = constraint_gbnf(spec);
+  } catch (const grammar::GrammarError& e) {
+    throw ApiError(400, fmt::format("'{}': {}", spec.field, e.what()), spec.field,
+                   "invalid_request_error", "invalid_grammar");
+  }
+  return compile_gbnf(gbnf, spec.field);
+}
+
+std::shared_ptr<const grammar::VocabTrie> ConstraintCompiler::vocab(
+    const std::vector<std::string>& markers) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& slot = markers.empty() ? vocab_ : marker_vocab_;
+  if (!markers.empty() && markers != vocab_markers_) {
+    marker_vocab_.reset();  // one server has one tool-call format, so one marker set
+    vocab_markers_ = markers;
+  }
+  if (!slot) {
+    std::vector<std::string> bytes(static_cast<size_t>(codec_.n_vocab()));
+    const std::vector<int32_t> eog = codec_.eog_tokens();
+    for (int32_t id = 0; id < codec_.n_vocab(); ++id) {
+      bytes[id] = codec_.token_bytes(id);
+      if (!bytes[id].empty() || std::find(eog.begin(), eog.end(), id) != eog.end()) continue;
+      std::string text = codec_.piece(id);
+      if (std::find(markers.begin(), markers.end(), text) != markers.end()) bytes[id] = text;
+    }
+    slot = std::make_shared<grammar::VocabTrie>(bytes, eog);
+  }
+  return slot;
+}
+
+namespace {
+
+class GrammarConstraint : public sched::TokenConstraint {
+ public:
+  GrammarConstraint(std::shared_ptr<const grammar::Grammar> g,
+                    std::shared_ptr<const grammar::VocabTrie> v)
+      : m_(std::move(g), std::move(v)) {}
+  const std::vector<uint64_t>& allowed() override { return m_.allowed(); }
+  void accept(int32_t token) override {
+    if (!m_.accept(token)) {
+      throw std::runtime_error(fmt::format("token {} is outside the grammar", token));
+    }
+  }
+  bool complete() const override { return m_.must_end(); }
+
+ private:
+  grammar::TokenMatcher m_;
+};
+
+}  // namespace
+
+std::shared_ptr<sched::TokenConstraint> ConstraintCompiler::make(
+    std::shared_ptr<const grammar::Grammar> g, const std::vector<std::string>& markers) {
+  return std::make_shared<GrammarConstraint>(std::move(g), vocab(markers));
+}
+
+}  // namespace baton::server

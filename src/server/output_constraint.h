@@ -1,0 +1,66 @@
+#pragma once
+// Structured output for one request: which request field asked for it (response_format,
+// grammar, regex, ...), the grammar it compiles to (cached by its text), and the engine-loop
+// constraint that masks each step's tokens with it.
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "grammar/grammar.h"
+#include "grammar/token_mask.h"
+#include "sched/engine_loop.h"
+#include "server/text_codec.h"
+
+namespace baton::server {
+
+struct ConstraintSpec {
+  enum class Kind { None, JsonObject, JsonSchema, Grammar, Regex, Choice };
+  Kind kind = Kind::None;
+  nlohmann::ordered_json schema;     // JsonSchema
+  std::string schema_pointer;        // where the schema is in the request body
+  std::string text;                  // Grammar (GBNF) / Regex
+  std::vector<std::string> choices;  // Choice
+  std::string field;                 // the request field, for error messages
+  bool active() const { return kind != Kind::None; }
+};
+
+// Reads response_format / grammar / regex (and the llama-server and vLLM spellings json_schema,
+// guided_json, guided_regex, guided_grammar, guided_choice) from a request body; at most one
+// may be given. Throws ApiError(400) naming the field.
+ConstraintSpec parse_constraint_fields(const nlohmann::json& body);
+// Takes the schema again from the body parsed with its key order kept: properties are
+// generated in the order the client wrote them.
+void keep_schema_order(ConstraintSpec& spec, const nlohmann::ordered_json& body);
+
+// The GBNF text that a spec stands for. Throws grammar::GrammarError.
+std::string constraint_gbnf(const ConstraintSpec& spec);
+
+// Compiles specs (GrammarError → ApiError 400 naming the field) and keeps the most recently used
+// grammars, so a client that sends the same schema on every request compiles it once. Builds
+// the vocabulary trie on first use. Thread-safe.
+class ConstraintCompiler {
+ public:
+  explicit ConstraintCompiler(const TextCodec& codec) : codec_(codec) {}
+  std::shared_ptr<const grammar::Grammar> compile(const ConstraintSpec& spec);
+  // Compiles GBNF text built by the server itself (tool-call grammars), cached the same way.
+  std::shared_ptr<const grammar::Grammar> compile_gbnf(const std::string& gbnf,
+                                                       const std::string& field);
+  // markers: control-token texts the grammar may spell with their token (a tool-call format's
+  // markup, e.g. "<|python_tag|>"); every other control token stays out of constrained output.
+  std::shared_ptr<sched::TokenConstraint> make(std::shared_ptr<const grammar::Grammar> g,
+                                               const std::vector<std::string>& markers = {});
+  std::shared_ptr<const grammar::VocabTrie> vocab(const std::vector<std::string>& markers = {});
+
+ private:
+  const TextCodec& codec_;
+  std::mutex mu_;
+  std::shared_ptr<const grammar::VocabTrie> vocab_;
+  std::vector<std::string> vocab_markers_;
+  std::shared_ptr<const grammar::VocabTrie> marker_vocab_;  // for vocab_markers_
+  // Most recent first; small, so a linear scan is cheaper than a map and an LRU list.
+  std::vector<std::pair<std::string, std::shared_ptr<const grammar::Grammar>>> cache_;
+};
+
+}  // namespace baton::server

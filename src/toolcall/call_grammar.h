@@ -1,0 +1,49 @@
+#pragma once
+// What a format needs to write the grammar of a forced tool call (tool_choice "required" or a
+// named function): a sink that turns JSON Schemas into grammar rules, and helpers for the
+// pieces most families share (the call as a JSON object, a tool name, the choice among tools).
+// The sink hides the grammar module, so toolcall does not depend on it.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace baton::toolcall {
+
+class GrammarSink {
+ public:
+  virtual ~GrammarSink() = default;
+  // A GBNF expression for the JSON values valid against schema (a tool's parameters).
+  virtual std::string json_value(const nlohmann::ordered_json& schema, std::string_view hint) = 0;
+  // A named rule with the GBNF body; returns its name.
+  virtual std::string rule(std::string_view hint, std::string_view body) = 0;
+};
+
+struct CallGrammarRequest {
+  nlohmann::ordered_json tools = nlohmann::ordered_json::array();  // the tools a call may use
+  bool parallel = true;                                            // more than one call may follow
+};
+
+namespace call_grammar {
+
+struct Tool {
+  std::string name;
+  std::string arguments;  // the rule for its arguments object
+};
+
+// The tools of the request with a rule for each one's arguments (a tool without parameters
+// takes the empty object).
+std::vector<Tool> tools(const CallGrammarRequest& req, GrammarSink& sink);
+// A GBNF literal of the text.
+std::string literal(std::string_view text);
+// Optional whitespace as JSON writers put it between tokens (bounded).
+std::string ws(GrammarSink& sink);
+// One call as a JSON object {"<name_key>": "NAME", "<args_key>": ARGS[, "id": ID]} for each
+// tool; the alternatives as one rule.
+std::string json_call(const std::vector<Tool>& tools, GrammarSink& sink, std::string_view name_key,
+                      std::string_view args_key, std::string_view id_rule = {});
+// One call, or (parallel) one or more separated by sep.
+std::string one_or_more(const std::string& call, const std::string& sep, bool parallel);
+
+}  // namespace call_grammar
+}  // namespace baton::toolcall

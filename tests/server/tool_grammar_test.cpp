@@ -1,0 +1,127 @@
+// Forced tool calls: the grammar of each format with a call grammar accepts that format's own
+// spelling of a valid call (which its parser reads back as the call), and refuses arguments
+// that break the tool's parameters, other tools' names and prose.
+#include "server/tool_grammar.h"
+
+#include <gtest/gtest.h>
+
+#include "grammar/grammar.h"
+
+namespace baton::server {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ChatFields weather_request(ToolChoice choice, bool parallel = true) {
+  ChatFields f;
+  f.tools = ojson::parse(R"([
+    {"type":"function","function":{"name":"get_weather","parameters":{"type":"object",
+      "properties":{"city":{"type":"string"},"unit":{"enum":["c","f"]}},"required":["city"]}}},
+    {"type":"function","function":{"name":"now","parameters":{"type":"object","properties":{}}}}
+  ])");
+  f.tool_choice = choice;
+  f.parallel_tool_calls = parallel;
+  return f;
+}
+
+struct Case {
+  const char* format;
+  const char* valid;     // one call to get_weather
+  const char* bad_args;  // the same markup, arguments missing the required city
+};
+
+const Case kCases[] = {
+    {"hermes",
+     "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+     "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"unit\": \"c\"}}\n</tool_call>"},
+    {"llama3",
+     "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\", \"unit\": \"f\"}}",
+     "{\"name\": \"get_weather\", \"parameters\": {}}"},
+    {"mistral",
+     "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}, \"id\": "
+     "\"a1B2c3D4e\"}]",
+     "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": 3}, \"id\": "
+     "\"a1B2c3D4e\"}]"},
+    {"kimi-k2",
+     "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+     "<|tool_call_argument_begin|>{\"city\":\"Paris\"}<|tool_call_end|><|tool_calls_section_end|>",
+     "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+     "<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>"},
+    {"functionary", "<function=get_weather>{\"city\": \"Paris\"}</function>",
+     "<function=get_weather>{\"town\": \"Paris\"}</function>"},
+};
+
+TEST(ToolGrammar, EachFormatsValidCallMatchesAndParsesBack) {
+  for (const auto& c : kCases) {
+    auto format = toolcall::make_format(c.format, {});
+    ASSERT_TRUE(format) << c.format;
+    toolcall::ReasoningOptions reasoning;
+    const std::string gbnf =
+        forced_call_gbnf(*format, weather_request(ToolChoice::Required), reasoning);
+    ASSERT_FALSE(gbnf.empty()) << c.format;
+    auto g = grammar::Grammar::parse(gbnf);
+    EXPECT_TRUE(grammar::matches(g, c.valid)) << c.format << "\n" << gbnf;
+    EXPECT_FALSE(grammar::matches(g, c.bad_args)) << c.format;
+    EXPECT_FALSE(grammar::matches(g, "I will call get_weather.")) << c.format;
+    auto parsed = format->parse(c.valid, true);
+    ASSERT_EQ(parsed.calls.size(), 1u) << c.format;
+    EXPECT_EQ(parsed.calls[0].name, "get_weather");
+    EXPECT_EQ(ojson::parse(parsed.calls[0].arguments)["city"], "Paris") << c.format;
+  }
+}
+
+TEST(ToolGrammar, NamedChoiceAllowsOnlyThatTool) {
+  auto format = toolcall::make_format("hermes", {});
+  ChatFields req = weather_request(ToolChoice::Named);
+  req.tool_choice_name = "now";
+  auto g = grammar::Grammar::parse(forced_call_gbnf(*format, req, {}));
+  EXPECT_TRUE(
+      grammar::matches(g, "<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>"));
+  EXPECT_FALSE(grammar::matches(
+      g,
+      "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"x\"}}\n</tool_call>"));
+}
+
+TEST(ToolGrammar, ParallelCallsOnlyWhenAllowed) {
+  auto format = toolcall::make_format("hermes", {});
+  const std::string one = "<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>";
+  auto parallel =
+      grammar::Grammar::parse(forced_call_gbnf(*format, weather_request(ToolChoice::Required), {}));
+  EXPECT_TRUE(grammar::matches(parallel, one + "\n" + one));
+  auto single = grammar::Grammar::parse(
+      forced_call_gbnf(*format, weather_request(ToolChoice::Required, false), {}));
+  EXPECT_TRUE(grammar::matches(single, one));
+  EXPECT_FALSE(grammar::matches(single, one + "\n" + one));
+}
+
+TEST(ToolGrammar, OpenReasoningBlockClosesBeforeTheCall) {
+  auto format = toolcall::make_format("hermes", {});
+  toolcall::ReasoningOptions r;
+  r.starts_open = true;
+  auto g =
+      grammar::Grammar::parse(forced_call_gbnf(*format, weather_request(ToolChoice::Required), r));
+  const std::string call = "<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>";
+  EXPECT_TRUE(grammar::matches(g, "Time is asked for.</think>\n\n" + call));
+  EXPECT_FALSE(grammar::matches(g, call));
+}
+
+TEST(ToolGrammar, UnenforceableParametersFallBackToAnyObject) {
+  auto format = toolcall::make_format("hermes", {});
+  ChatFields req = weather_request(ToolChoice::Named);
+  req.tool_choice_name = "fetch";
+  req.tools.push_back(ojson::parse(R"({"type":"function","function":{"name":"fetch","parameters":
+      {"type":"object","properties":{"url":{"type":"string","format":"uri"}},"required":["url"]}}})"));
+  auto g = grammar::Grammar::parse(forced_call_gbnf(*format, req, {}));
+  EXPECT_TRUE(grammar::matches(g,
+                               "<tool_call>\n{\"name\": \"fetch\", \"arguments\": {\"url\": "
+                               "\"https://a.b\"}}\n</tool_call>"));
+}
+
+TEST(ToolGrammar, FormatsWithoutACallGrammarSayEmpty) {
+  auto format = toolcall::make_format("deepseek", {});
+  if (!format) GTEST_SKIP() << "no deepseek format";
+  EXPECT_EQ(forced_call_gbnf(*format, weather_request(ToolChoice::Required), {}), "");
+}
+
+}  // namespace
+}  // namespace baton::server
