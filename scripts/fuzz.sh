@@ -30,7 +30,7 @@ start=$SECONDS
 echo "==> [fuzz] configure preset fuzz ($DIR)"
 cmake --preset fuzz >/dev/null || exit 1
 echo "==> [fuzz] build (-j$JOBS)"
-cmake --build "$DIR" --target fuzz_gguf fuzz_gguf_corpus fuzz_http fuzz_http_corpus -j "$JOBS" ||
+cmake --build "$DIR" --target fuzz_gguf fuzz_gguf_corpus fuzz_http fuzz_http_corpus fuzz_grammar -j "$JOBS" ||
   exit 1
 echo "==> [fuzz] built in $((SECONDS - start)) s"
 
@@ -42,6 +42,17 @@ for f in models/stories260K.gguf models/llama-2-tiny-random.gguf models/vocab/gg
 done
 "$DIR/fuzz/fuzz_gguf_corpus" "$seeds/fuzz_gguf" "${real[@]}" >/dev/null || exit 1
 "$DIR/fuzz/fuzz_http_corpus" "$seeds/fuzz_http" >/dev/null || exit 1
+# fuzz_grammar: the first byte picks GBNF (0), regex (1), searching regex (2) or JSON Schema (3);
+# the seeds are the shapes requests send, including this project's test schemas.
+mkdir -p "$seeds/fuzz_grammar"
+printf '\000root ::= "a" [b-d]* ("x" | item){0,3}\nitem ::= [^"\\\\]+\n\000abx' >"$seeds/fuzz_grammar/gbnf"
+printf '\001[a-z]+@(ab|cd)\\.com{1,2}\\d?' >"$seeds/fuzz_grammar/regex"
+printf '\002^(0|[1-9][0-9]*)\\.[0-9]+$' >"$seeds/fuzz_grammar/search"
+i=0
+for f in tests/structured/schemas/*.json; do
+  { printf '\003'; cat "$f"; } >"$seeds/fuzz_grammar/schema-$i"
+  i=$((i + 1))
+done
 
 failed=()
 
@@ -70,6 +81,7 @@ run_fuzzer() {
 
 run_fuzzer fuzz_gguf -max_len=65536
 run_fuzzer fuzz_http -max_len=70000 -dict=fuzz/http.dict
+run_fuzzer fuzz_grammar -max_len=4096
 
 echo "==> [fuzz] done in $((SECONDS - start)) s"
 if ((${#failed[@]})); then

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "grammar/utf8_ranges.h"
 
 namespace baton::grammar {
@@ -82,6 +84,15 @@ Element Grammar::Builder::group(Alternatives alts, const std::string& hint) {
 
 void Grammar::Builder::repeat(const Sequence& x, int min, int max, Sequence& out,
                               const std::string& hint) {
+  // Counts multiply through nesting in what they cost to build ("x"{10000} a thousand times is
+  // ten million elements), so a request's grammar is bounded in total, not per repetition.
+  repeated += static_cast<size_t>(std::max(min, max));
+  if (repeated > kMaxRepeated) {
+    throw GrammarError(
+        fmt::format("the grammar's repetition counts add up to more than {}; use * "
+                    "or + or smaller counts",
+                    kMaxRepeated));
+  }
   const Element item = group({x}, hint);
   for (int i = 0; i < min; ++i) out.push_back(item);
   if (max < 0) {

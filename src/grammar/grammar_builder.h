@@ -24,6 +24,8 @@ struct Grammar::Builder {
   std::map<std::string, uint32_t> class_ids;  // bitset as a 256-char string → index
   std::unordered_map<std::string, uint32_t> rule_ids;
   std::map<std::vector<std::pair<uint32_t, uint32_t>>, uint32_t> char_class_rules;
+  static constexpr size_t kMaxRepeated = 1'000'000;
+  size_t repeated = 0;  // elements and rules that repetition counts have created so far
 
   uint32_t rule_id(const std::string& name);         // creates an undefined rule on first use
   uint32_t synthetic_rule(const std::string& hint);  // a fresh, defined rule

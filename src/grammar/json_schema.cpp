@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -25,6 +26,7 @@ namespace {
 constexpr int kMaxDepth = 64;
 constexpr size_t kMaxRules = 20000;
 constexpr int64_t kMaxCount = 10000;  // the GBNF repetition limit
+constexpr int kMaxExtraKey = 64;      // characters in a key that additionalProperties allows
 
 const std::set<std::string> kKeywords = {"type",
                                          "properties",
@@ -128,6 +130,12 @@ int64_t count_keyword(const ojson& s, const char* key, int64_t fallback, const s
   return v;
 }
 
+std::string ref_text(const ojson& s, const std::string& where) {
+  const ojson& ref = s["$ref"];
+  if (!ref.is_string()) throw GrammarError(fmt::format("'$ref' at {} must be a string", where));
+  return ref.get<std::string>();
+}
+
 std::string repeat(const std::string& x, int64_t min, int64_t max) {
   if (max == 0) return "";
   if (min == 0 && max < 0) return "(" + x + ")*";
@@ -203,7 +211,7 @@ struct SchemaGrammarBuilder::Impl {
   std::string visit_enum(const ojson& s, const std::string& where);
   std::string visit_types(const ojson& s, const std::string& where, const std::string& hint);
   std::string extra_key(const std::vector<std::string>& avoid);
-  std::string key_rest(const NameTrie& node, const std::string& hint);
+  std::string key_rest(const NameTrie& node, const std::string& hint, int depth = 0);
   const ojson& resolve(const std::string& ref, const std::string& where, std::string& pointer);
   void check_keywords(const ojson& s, const std::string& where) const;
 };
@@ -296,7 +304,7 @@ std::string SchemaGrammarBuilder::Impl::visit(const ojson& s, const std::string&
       while (part.is_object() && part.contains("$ref")) {
         ojson rest = part;
         rest.erase("$ref");
-        part = merge_schemas(rest, resolve(part["$ref"].get<std::string>(), at, pointer), at);
+        part = merge_schemas(rest, resolve(ref_text(part, at), at, pointer), at);
       }
       merged = merge_schemas(merged, part, at);
     }
@@ -365,25 +373,25 @@ std::string SchemaGrammarBuilder::Impl::visit_enum(const ojson& s, const std::st
 std::string SchemaGrammarBuilder::Impl::visit_string(const ojson& s, const std::string& where) {
   const bool lengths = s.contains("minLength") || s.contains("maxLength");
   if (auto f = s.find("format"); f != s.end()) {
-    if (lengths || s.contains("pattern")) {
+    if (s.contains("pattern")) {
       throw GrammarError(
-          fmt::format("'format' together with 'pattern', 'minLength' or "
-                      "'maxLength' at {} is not supported; keep one of them",
+          fmt::format("'format' together with 'pattern' at {} is not supported; "
+                      "keep one of them",
                       where));
     }
-    return format_string(f->get<std::string>(), where);
+    if (!f->is_string()) throw GrammarError(fmt::format("'format' at {} must be a string", where));
+    return format_string(f->get<std::string>(), where, count_keyword(s, "minLength", 0, where),
+                         count_keyword(s, "maxLength", -1, where));
   }
   if (auto p = s.find("pattern"); p != s.end()) {
-    if (lengths) {
-      throw GrammarError(
-          fmt::format("'pattern' together with 'minLength' / 'maxLength' at {} is "
-                      "not supported; put the length in the pattern ({{n,m}})",
-                      where));
-    }
     if (!p->is_string()) throw GrammarError(fmt::format("'pattern' at {} must be a string", where));
     RegexOptions opts;
     opts.search = true;
     opts.json_string_body = true;
+    // Lengths count characters: the pattern's automaton is combined with a counter.
+    opts.min_length = count_keyword(s, "minLength", 0, where);
+    opts.max_length = count_keyword(s, "maxLength", -1, where);
+    opts.add_rule = [this](const std::string& h, const std::string& b) { return rule(h, b); };
     return fmt::format("{} {} {}", kQuote, regex_to_gbnf(p->get<std::string>(), opts), kQuote);
   }
   if (!lengths) return helper("string");
@@ -428,7 +436,7 @@ std::string SchemaGrammarBuilder::Impl::visit_union(const ojson& s, const std::s
       while (alt.is_object() && alt.contains("$ref") && (!base.empty() || one_of)) {
         ojson rest = alt;
         rest.erase("$ref");
-        alt = merge_schemas(rest, resolve(alt["$ref"].get<std::string>(), at, pointer), at);
+        alt = merge_schemas(rest, resolve(ref_text(alt, at), at, pointer), at);
       }
       if (!base.empty()) alt = merge_schemas(base, alt, at);
     }
@@ -443,7 +451,7 @@ std::string SchemaGrammarBuilder::Impl::visit_union(const ojson& s, const std::s
     resolved.push_back(alt);
     body += (i ? " | " : "") + visit(alt, at, hint);
   }
-  if (s.value("nullable", false)) body += " | \"null\"";
+  if (s.contains("nullable") && s["nullable"] == true) body += " | \"null\"";
   return rule(hint, body);
 }
 
@@ -457,7 +465,9 @@ const ojson& SchemaGrammarBuilder::Impl::resolve(const std::string& ref, const s
   }
   pointer.clear();
   for (size_t i = 1; i < ref.size(); ++i) {  // URI fragments may percent-encode
-    if (ref[i] == '%' && i + 2 < ref.size()) {
+    if (ref[i] == '%' && i + 2 < ref.size() &&
+        std::isxdigit(static_cast<unsigned char>(ref[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(ref[i + 2]))) {
       pointer += static_cast<char>(std::stoi(ref.substr(i + 1, 2), nullptr, 16));
       i += 2;
     } else {
@@ -493,19 +503,31 @@ std::string SchemaGrammarBuilder::Impl::visit_ref(const ojson& s, const std::str
   return name;
 }
 
-std::string SchemaGrammarBuilder::Impl::key_rest(const NameTrie& node, const std::string& hint) {
+std::string SchemaGrammarBuilder::Impl::key_rest(const NameTrie& node, const std::string& hint,
+                                                 int depth) {
   // The rest of a key after a prefix of some property names, up to its closing quote: anything
-  // that does not spell one of the names in full.
+  // that does not spell one of the names in full, and at most kMaxExtraKey characters long (a
+  // model that never closes the key cannot run to max_tokens inside it). "" when nothing may
+  // follow the prefix.
+  std::vector<std::string> alts;
+  if (!node.terminal) alts.push_back(kQuote);
   std::string other = R"([^"\\\x00-\x1F)";
-  std::string body;
   for (const auto& [cp, next] : node.next) {
     other += class_char(cp);
-    body += fmt::format(" | [{}] {}", class_char(cp), key_rest(next, hint));
+    if (std::string rest = key_rest(next, hint, depth + 1); !rest.empty()) {
+      alts.push_back(fmt::format("[{}] {}", class_char(cp), rest));
+    }
   }
-  other += "]";
-  std::string alts = fmt::format("{} {}* {}", other, helper("key-char"), kQuote);
-  if (!node.terminal) alts = std::string(kQuote) + " | " + alts;
-  return rule(hint, alts + body);
+  if (depth < kMaxExtraKey) {
+    const int more = kMaxExtraKey - depth - 1;
+    alts.push_back(more > 0
+                       ? fmt::format("{}] {}{{0,{}}} {}", other, helper("key-char"), more, kQuote)
+                       : fmt::format("{}] {}", other, kQuote));
+  }
+  if (alts.empty()) return "";
+  std::string body;
+  for (const auto& a : alts) body += (body.empty() ? "" : " | ") + a;
+  return rule(hint, body);
 }
 
 std::string SchemaGrammarBuilder::Impl::extra_key(const std::vector<std::string>& avoid) {

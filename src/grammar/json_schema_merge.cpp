@@ -81,8 +81,10 @@ bool requires_property(const ojson& s, const std::string& name) {
 // property that the other's additionalProperties: false forbids.
 bool objects_disjoint(const ojson& a, const ojson& b) {
   const ojson empty = ojson::object();
-  const ojson& pa = a.contains("properties") ? a["properties"] : empty;
-  const ojson& pb = b.contains("properties") ? b["properties"] : empty;
+  const ojson& pa =
+      a.contains("properties") && a["properties"].is_object() ? a["properties"] : empty;
+  const ojson& pb =
+      b.contains("properties") && b["properties"].is_object() ? b["properties"] : empty;
   for (const auto& [name, sa] : pa.items()) {
     if (!requires_property(a, name)) continue;
     if (requires_property(b, name) && pb.contains(name) &&
@@ -144,7 +146,7 @@ std::set<std::string> schema_types(const ojson& s) {
     }
     if (out.empty()) out = kAllTypes;
   }
-  if (s.value("nullable", false)) out.insert("null");
+  if (s.contains("nullable") && s["nullable"] == true) out.insert("null");
   return out;
 }
 
@@ -180,6 +182,10 @@ ojson merge_schemas(const ojson& a, const ojson& b, const std::string& where) {
           fmt::format("no value satisfies the schema at {} (allOf with false)", where));
     }
     return a.is_boolean() ? b : a;
+  }
+  if (!a.is_object() || !b.is_object()) {
+    throw GrammarError(
+        fmt::format("the JSON Schemas that allOf merges at {} must be objects", where));
   }
   ojson out = a;
   for (const auto& [k, v] : b.items()) {
@@ -220,7 +226,7 @@ ojson merge_schemas(const ojson& a, const ojson& b, const std::string& where) {
       cur = (cur == ojson(false) || v == ojson(false)) ? ojson(false)
                                                        : ojson{{"allOf", ojson::array({cur, v})}};
     } else if (k == "nullable") {
-      cur = cur.get<bool>() && v.get<bool>();
+      cur = cur == true && v == true;
     } else {
       throw GrammarError(fmt::format(
           "allOf at {}: cannot merge two different '{}' into one grammar; state it once", where,

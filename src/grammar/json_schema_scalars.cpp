@@ -117,7 +117,9 @@ std::string bounded_integer(const std::optional<Bound>& min, const std::optional
 
 std::string bounded_number(const std::optional<Bound>& min, const std::optional<Bound>& max) {
   if (!min && !max) {
-    return R"("-"? ("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,3})?)";
+    // Two exponent digits keep every value finite in a double: 1e380 parses as Infinity,
+    // which no validator accepts as a number.
+    return R"("-"? ("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,2})?)";
   }
   std::vector<std::string> alts;
   if (std::string ints = bounded_integer(min, max); !ints.empty()) alts.push_back(ints);
@@ -163,7 +165,23 @@ std::string class_char(uint32_t cp) {
   return fmt::format("\\U{:08X}", cp);
 }
 
-std::string format_string(const std::string& format, const std::string& where) {
+namespace {
+
+// An email address of at most max_len characters (at least 6: a@b.cd): one domain label and a
+// short top-level domain, the rest split between the local part and the label.
+std::string short_email(int64_t max_len) {
+  const int64_t rest = max_len - 5;  // "@", ".", and up to 3 letters of TLD
+  const int64_t local = std::min<int64_t>((rest + 1) / 2, 64);
+  const int64_t label = std::min<int64_t>(rest - local, 63);
+  return fmt::format(
+      R"("\"" [a-zA-Z0-9_+-]{{1,{}}} "@" [a-zA-Z0-9]{{1,{}}} "." [a-zA-Z]{{2,3}} "\"")", local,
+      label);
+}
+
+}  // namespace
+
+std::string format_string(const std::string& format, const std::string& where, int64_t min_len,
+                          int64_t max_len) {
   // February stops at 28 so that every date is valid in every year.
   static const std::string date =
       R"([0-9]{4} "-" (("0" [13578] | "1" [02]) "-" ("0" [1-9] | [12] [0-9] | "3" [01]) | )"
@@ -172,16 +190,36 @@ std::string format_string(const std::string& format, const std::string& where) {
   static const std::string time =
       R"(([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9] ":" [0-5] [0-9] ("." [0-9]{1,6})? )"
       R"(("Z" | [+-] ([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9]))";
-  if (format == "date") return "\"\\\"\" " + date + " \"\\\"\"";
-  if (format == "time") return "\"\\\"\" " + time + " \"\\\"\"";
-  if (format == "date-time") return "\"\\\"\" " + date + " \"T\" " + time + " \"\\\"\"";
-  if (format == "uuid") {
-    return R"("\"" [0-9a-f]{8} "-" [0-9a-f]{4} "-" [0-9a-f]{4} "-" [0-9a-f]{4} "-" [0-9a-f]{12} "\"")";
-  }
-  if (format == "email") {
-    // A conservative subset of RFC 5321 addresses that every validator's email check accepts.
-    return R"("\"" [a-zA-Z0-9_+-]{1,32} ("." [a-zA-Z0-9_+-]{1,32}){0,3} "@" )"
-           R"(([a-zA-Z0-9] ([a-zA-Z0-9-]{0,20} [a-zA-Z0-9])? "."){1,3} [a-zA-Z]{2,8} "\"")";
+  static const std::string quote = R"("\"")";
+  // Each format's shortest and longest spelling, checked against minLength / maxLength.
+  struct Spec {
+    const char* name;
+    int64_t shortest, longest;
+    std::string gbnf;
+  };
+  static const Spec specs[] = {
+      {"date", 10, 10, quote + " " + date + " " + quote},
+      {"time", 9, 21, quote + " " + time + " " + quote},
+      {"date-time", 20, 32, quote + " " + date + " \"T\" " + time + " " + quote},
+      {"uuid", 36, 36,
+       R"("\"" [0-9a-f]{8} "-" [0-9a-f]{4} "-" [0-9a-f]{4} "-" [0-9a-f]{4} "-" [0-9a-f]{12} "\"")"},
+      // A conservative subset of RFC 5321 addresses that every validator's email check accepts.
+      {"email", 6, 209,
+       R"("\"" [a-zA-Z0-9_+-]{1,32} ("." [a-zA-Z0-9_+-]{1,32}){0,3} "@" )"
+       R"(([a-zA-Z0-9] ([a-zA-Z0-9-]{0,20} [a-zA-Z0-9])? "."){1,3} [a-zA-Z]{2,8} "\"")"},
+  };
+  for (const auto& spec : specs) {
+    if (format != spec.name) continue;
+    const bool fits_max = max_len < 0 || spec.longest <= max_len;
+    if (spec.shortest >= min_len && fits_max) return spec.gbnf;
+    if (format == "email" && min_len <= spec.shortest && max_len >= 8) {
+      return short_email(max_len);
+    }
+    throw GrammarError(fmt::format(
+        "format '{}' at {} is {} to {} characters long, which minLength / maxLength ({} to {}) "
+        "do not allow; widen the bounds or drop them",
+        format, where, spec.shortest, spec.longest, min_len,
+        max_len < 0 ? "any" : std::to_string(max_len)));
   }
   throw GrammarError(fmt::format(
       "unsupported JSON Schema format '{}' at {} (supported: date, time, date-time, uuid, email)",

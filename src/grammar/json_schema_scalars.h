@@ -34,8 +34,10 @@ std::string gbnf_quote(const std::string& text);
 // A character class body ([...] contents) that matches the code point cp literally.
 std::string class_char(uint32_t cp);
 
-// A JSON string value for the `format` keyword (date, time, date-time, uuid, email); the
-// expression includes the quotes. Throws GrammarError for other formats.
-std::string format_string(const std::string& format, const std::string& where);
+// A JSON string value for the `format` keyword (date, time, date-time, uuid, email) whose
+// length lies in [min_len, max_len] (max_len < 0: unbounded); the expression includes the
+// quotes. Throws GrammarError for other formats, or lengths the format cannot meet.
+std::string format_string(const std::string& format, const std::string& where, int64_t min_len,
+                          int64_t max_len);
 
 }  // namespace baton::grammar::schema_detail

@@ -1,7 +1,8 @@
 // Regex → GBNF in two steps: a recursive-descent parser builds a small AST (sets of code points,
 // concatenation, alternation, bounded repetition), normalized as it is built so that nothing that
 // may match empty text is repeated without bound (the grammar checker refuses that as left
-// recursion); an emitter then prints it as one GBNF expression.
+// recursion); an emitter then prints it as one GBNF expression. With length bounds the tree goes
+// to regex_bounded.cpp instead (regex_ast.h is what the two files share).
 #include "grammar/regex_gbnf.h"
 
 #include <fmt/format.h>
@@ -12,25 +13,16 @@
 #include <utility>
 #include <vector>
 
+#include "grammar/regex_ast.h"
 #include "grammar/utf8_ranges.h"
 
 namespace baton::grammar {
+namespace regex {
 namespace {
 
-using Ranges = std::vector<std::pair<uint32_t, uint32_t>>;
-constexpr int kInf = -1;
 constexpr long kMaxCount = 10000;  // the GBNF parser's own limit
 constexpr int kMaxDepth = 100;     // bounds the parser's and the emitter's recursion
-constexpr uint32_t kMaxCodePoint = 0x10FFFF;
 constexpr std::string_view kRegular = "(baton constrains output to a regular language)";
-
-struct Node {
-  enum class Kind { Empty, Chars, Concat, Alt, Repeat } kind = Kind::Empty;
-  Ranges chars;            // Chars: sorted, merged, without surrogates, never empty
-  std::vector<Node> kids;  // Concat and Alt; Repeat has exactly one
-  int min = 0, max = 0;    // Repeat; max kInf is unbounded
-};
-using Kind = Node::Kind;
 
 bool is_surrogate(uint32_t cp) {
   return cp >= 0xD800 && cp <= 0xDFFF;
@@ -76,6 +68,8 @@ Node node(Kind kind, std::vector<Node> kids = {}, int min = 0, int max = 0) {
   n.max = max;
   return n;
 }
+
+}  // namespace
 
 Node chars(const Ranges& r) {
   Node n = node(Kind::Chars);
@@ -132,7 +126,7 @@ Node make_alt(std::vector<Node> alts) {
   return out;
 }
 
-Node make_repeat(Node x, int min, int max);
+namespace {
 
 // The language of n without the empty string; nullopt when nothing else is left. For a
 // concatenation whose parts may all be empty, a non-empty match starts with the first part that
@@ -156,6 +150,8 @@ std::optional<Node> non_empty(const Node& n) {
   return make_alt(std::move(alts));
 }
 
+}  // namespace
+
 // X{min,max} where X may match empty is X'{0,max} with X' = X minus the empty string: empty
 // iterations add nothing. That keeps `(a*)*` from being a left-recursive repetition.
 Node make_repeat(Node x, int min, int max) {
@@ -176,6 +172,8 @@ Node make_repeat(Node x, int min, int max) {
   kids.push_back(std::move(x));
   return node(Kind::Repeat, std::move(kids), min, max);
 }
+
+namespace {
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -736,32 +734,44 @@ class Emitter {
 
 }  // namespace
 
-std::string regex_to_gbnf(std::string_view pattern, const RegexOptions& opts) {
+Node parse_pattern(std::string_view pattern, bool search) {
   std::vector<Parser::Branch> branches = Parser(pattern).parse();
   std::vector<Node> alts;
-  if (!opts.search) {
+  if (!search) {
     for (auto& b : branches) alts.push_back(std::move(b.node));
-  } else {
-    // A JSON Schema pattern is a search: an unanchored end may have any text beyond the match.
-    const Node any = make_repeat(chars({{0, kMaxCodePoint}}), 0, kInf);
-    auto wrap = [&](Node core, bool start, bool end) {
-      return make_concat({start ? Node{} : any, std::move(core), end ? Node{} : any});
-    };
-    const bool uniform = std::all_of(branches.begin(), branches.end(), [&](const auto& b) {
-      return b.anchored_start == branches[0].anchored_start &&
-             b.anchored_end == branches[0].anchored_end;
-    });
-    if (uniform) {
-      std::vector<Node> cores;
-      for (auto& b : branches) cores.push_back(std::move(b.node));
-      alts.push_back(
-          wrap(make_alt(std::move(cores)), branches[0].anchored_start, branches[0].anchored_end));
-    } else {
-      for (auto& b : branches)
-        alts.push_back(wrap(std::move(b.node), b.anchored_start, b.anchored_end));
-    }
+    return make_alt(std::move(alts));
   }
-  return Emitter::atom(Emitter(opts.json_string_body).emit(make_alt(std::move(alts))));
+  // A JSON Schema pattern is a search: an unanchored end may have any text beyond the match.
+  const Node any = make_repeat(chars({{0, kMaxCodePoint}}), 0, kInf);
+  auto wrap = [&](Node core, bool start, bool end) {
+    return make_concat({start ? Node{} : any, std::move(core), end ? Node{} : any});
+  };
+  const bool uniform = std::all_of(branches.begin(), branches.end(), [&](const auto& b) {
+    return b.anchored_start == branches[0].anchored_start &&
+           b.anchored_end == branches[0].anchored_end;
+  });
+  if (uniform) {
+    std::vector<Node> cores;
+    for (auto& b : branches) cores.push_back(std::move(b.node));
+    return wrap(make_alt(std::move(cores)), branches[0].anchored_start, branches[0].anchored_end);
+  }
+  for (auto& b : branches)
+    alts.push_back(wrap(std::move(b.node), b.anchored_start, b.anchored_end));
+  return make_alt(std::move(alts));
+}
+
+std::string to_gbnf(const Node& n, bool json_string_body) {
+  return Emitter::atom(Emitter(json_string_body).emit(n));
+}
+
+}  // namespace regex
+
+std::string regex_to_gbnf(std::string_view pattern, const RegexOptions& opts) {
+  const regex::Node root = regex::parse_pattern(pattern, opts.search);
+  if (opts.min_length > 0 || opts.max_length >= 0) {
+    return regex::bounded_to_gbnf(root, pattern, opts);
+  }
+  return regex::to_gbnf(root, opts.json_string_body);
 }
 
 }  // namespace baton::grammar

@@ -55,6 +55,8 @@ class TokenMatcher {
   const std::vector<uint64_t>& allowed();
   // Advances past a token; false (state unchanged) when the grammar does not allow it.
   bool accept(int32_t token);
+  // Advances past text that no single token spelled (a trigger found across tokens).
+  bool accept_bytes(std::string_view bytes) { return matcher_.accept(bytes); }
   bool can_end() const { return matcher_.can_end(); }
   // Complete, and nothing but an end may follow.
   bool must_end() const { return matcher_.must_end(); }

@@ -10,6 +10,7 @@
 #include "server/stop_condition.h"
 #include "server/stream_writer.h"
 #include "server/tool_grammar.h"
+#include "server/triggered_constraint.h"
 #include "util/log.h"
 
 namespace baton::server {
@@ -150,6 +151,28 @@ std::shared_ptr<sched::TokenConstraint> forced_call_constraint(const ServeContex
   return c.constraints->make(c.constraints->compile_gbnf(gbnf, "tools"), prompt.format->markers());
 }
 
+// tool_choice "auto": once the model opens a call, the call is held to the call grammar.
+// Never fails the request: a format without a grammar, or tools it cannot compile, stay free.
+std::shared_ptr<sched::TokenConstraint> auto_call_constraint(const ServeContext& c,
+                                                             const ChatFields& chat,
+                                                             const ChatPrompt& prompt) {
+  const toolcall::OutputFormat& format = *prompt.format;
+  try {
+    const std::string gbnf = auto_call_gbnf(format, chat);
+    if (gbnf.empty()) return nullptr;
+    TriggeredConstraint::Reasoning thinking;
+    if (prompt.reasoning.enabled) {
+      thinking = {prompt.reasoning.open, prompt.reasoning.close, prompt.reasoning.starts_open};
+    }
+    return std::make_shared<TriggeredConstraint>(
+        format.call_trigger(), c.constraints->compile_gbnf(gbnf, "tools"),
+        c.constraints->vocab(format.markers()), std::move(thinking));
+  } catch (const std::exception& e) {
+    log::info("tool calls in the '{}' format are not constrained: {}", format.name(), e.what());
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 void handle_chat(const ServeContext& c, const HttpRequest& req, HttpResponse& res) {
@@ -165,6 +188,10 @@ void handle_chat(const ServeContext& c, const HttpRequest& req, HttpResponse& re
   const bool forced =
       chat.chat.tool_choice == ToolChoice::Required || chat.chat.tool_choice == ToolChoice::Named;
   if (forced && prompt.format) job.constraint = forced_call_constraint(c, job, chat.chat, prompt);
+  const bool free_calls = chat.chat.tool_choice == ToolChoice::Auto && !chat.chat.tools.empty();
+  if (free_calls && prompt.format && !job.common.constraint.active()) {
+    job.constraint = auto_call_constraint(c, chat.chat, prompt);
+  }
   job.parser = std::make_shared<toolcall::OutputParser>(std::move(prompt.format), prompt.reasoning);
   run_job(c, std::move(job), res);
 }

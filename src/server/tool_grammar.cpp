@@ -57,7 +57,6 @@ std::string forced_call_gbnf(const toolcall::OutputFormat& format, const ChatFie
                              const toolcall::ReasoningOptions& reasoning) {
   toolcall::CallGrammarRequest call;
   call.parallel = req.parallel_tool_calls;
-  call.tools = nlohmann::ordered_json::array();
   for (const auto& t : req.tools) {
     if (req.tool_choice != ToolChoice::Named ||
         t["function"].value("name", "") == req.tool_choice_name) {
@@ -69,6 +68,17 @@ std::string forced_call_gbnf(const toolcall::OutputFormat& format, const ChatFie
   const std::string calls = format.call_grammar(call, sink);
   if (calls.empty()) return "";
   return b.gbnf(reasoning_prefix(reasoning, b) + calls);
+}
+
+std::string auto_call_gbnf(const toolcall::OutputFormat& format, const ChatFields& req) {
+  if (format.call_trigger().empty()) return "";
+  toolcall::CallGrammarRequest call;
+  call.parallel = false;  // each call triggers anew
+  call.tools = req.tools;
+  grammar::SchemaGrammarBuilder b;
+  SchemaSink sink(b);
+  const std::string calls = format.call_grammar(call, sink);
+  return calls.empty() ? "" : b.gbnf(calls);
 }
 
 }  // namespace baton::server

@@ -14,5 +14,8 @@ namespace baton::server {
 // (a tool's parameters use a schema feature that a grammar cannot enforce).
 std::string forced_call_gbnf(const toolcall::OutputFormat& format, const ChatFields& req,
                              const toolcall::ReasoningOptions& reasoning);
+// tool_choice "auto": the grammar of one call to any of the tools, from the format's
+// call_trigger() on; "" when the format has none.
+std::string auto_call_gbnf(const toolcall::OutputFormat& format, const ChatFields& req);
 
 }  // namespace baton::server

@@ -32,6 +32,7 @@ class HermesFormat : public OutputFormat {
     return out.take();
   }
 
+  std::string call_trigger() const override { return std::string(kOpen); }
   std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override {
     namespace cg = call_grammar;
     const auto tools = cg::tools(req, sink);

@@ -34,6 +34,10 @@ class JsonArgsFormat : public OutputFormat {
   ParsedOutput parse(std::string_view text, bool final) const override;
   std::vector<std::string> markers() const override { return spec_.markers; }
   std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override;
+  std::string call_trigger() const override {
+    if (spec_.header_gbnf.empty()) return "";
+    return spec_.section_open.empty() ? spec_.call_open.front() : spec_.section_open.front();
+  }
 
  private:
   JsonArgsSpec spec_;

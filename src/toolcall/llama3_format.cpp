@@ -35,6 +35,7 @@ class Llama3Format : public OutputFormat {
     return out.take();
   }
 
+  std::string call_trigger() const override { return std::string(kTag); }
   std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override {
     namespace cg = call_grammar;
     const auto tools = cg::tools(req, sink);

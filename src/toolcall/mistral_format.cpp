@@ -62,6 +62,7 @@ class MistralFormat : public OutputFormat {
   }
 
   // Both spellings: the model's template taught it one of them.
+  std::string call_trigger() const override { return std::string(kCalls); }
   std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override {
     namespace cg = call_grammar;
     const auto tools = cg::tools(req, sink);

@@ -63,6 +63,9 @@ class OutputFormat {
   // The GBNF body of a forced answer: one call (or, when req.parallel, one or more) in this
   // format's markup, to one of req.tools, with arguments valid for its parameters; rules go to
   // the sink. "" when the format has no call grammar (the call is then asked for, not enforced).
+  // The text that opens a call ("<tool_call>"), where call_grammar() starts: with tool_choice
+  // "auto" the grammar holds from there. "" when a call cannot be told from prose by a prefix.
+  virtual std::string call_trigger() const { return ""; }
   virtual std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const {
     (void)req;
     (void)sink;

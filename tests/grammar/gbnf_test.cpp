@@ -133,5 +133,12 @@ TEST(TokenMask, ByteTokensCanSplitACharacter) {
   EXPECT_FALSE(allowed(3));
 }
 
+TEST(Gbnf, RepetitionCountsAreBoundedInTotal) {
+  std::string big = "root ::= ";
+  for (int i = 0; i < 101; ++i) big += "\"a\"{10000} ";
+  EXPECT_NE(error_of(big).find("add up to more than"), std::string::npos);
+  EXPECT_EQ(error_of("root ::= (\"a\"{100}){100}"), "");
+}
+
 }  // namespace
 }  // namespace baton::grammar

@@ -166,6 +166,22 @@ TEST(JsonSchema, Formats) {
   EXPECT_FALSE(matches(e, R"("ann@")"));
 }
 
+TEST(JsonSchema, FormatsWithLengthBounds) {
+  auto e = S(R"({"type":"string","format":"email","maxLength":12})");
+  EXPECT_TRUE(matches(e, R"("ab@cd.org")"));
+  EXPECT_FALSE(matches(e, R"("abcdefg@hijk.org")"));  // 16 characters
+  auto d = S(R"({"type":"string","format":"date","minLength":10,"maxLength":10})");
+  EXPECT_TRUE(matches(d, R"("2020-01-01")"));
+  EXPECT_NE(error_of(R"({"type":"string","format":"uuid","maxLength":20})").find("36 to 36"),
+            std::string::npos);
+}
+
+TEST(JsonSchema, ExtraKeysAreBounded) {
+  auto g = S(R"({"type":"object","additionalProperties":{"type":"integer"}})");
+  EXPECT_TRUE(matches(g, "{\"" + std::string(64, 'k') + "\":1}"));
+  EXPECT_FALSE(matches(g, "{\"" + std::string(65, 'k') + "\":1}"));
+}
+
 TEST(JsonSchema, CombinatorsMergeOrRefuse) {
   auto all =
       S(R"({"allOf":[{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]},
@@ -182,6 +198,38 @@ TEST(JsonSchema, CombinatorsMergeOrRefuse) {
             std::string::npos);
   auto nullable = S(R"({"type":"string","nullable":true})");
   EXPECT_TRUE(matches(nullable, "null"));
+}
+
+TEST(JsonSchema, PatternWithLengthBounds) {
+  // zod: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/).max(20)
+  auto slug = S(R"({"type":"string","pattern":"^[a-z0-9]+(-[a-z0-9]+)*$","maxLength":20})");
+  EXPECT_TRUE(matches(slug, R"("ab-c")"));
+  EXPECT_TRUE(matches(slug, R"("abcdefghij-klmnopqrs")"));    // 20 characters
+  EXPECT_FALSE(matches(slug, R"("abcdefghij-klmnopqrst")"));  // 21
+  EXPECT_FALSE(matches(slug, R"("ab--c")"));
+  auto id = S(R"({"type":"string","pattern":"ID[0-9]{3}","maxLength":12})");
+  EXPECT_TRUE(matches(id, R"("xxID123yy")"));
+  EXPECT_FALSE(matches(id, R"("xxID123yyyyyy")"));  // 13
+  auto word = S(R"({"type":"string","pattern":"^\\w+$","minLength":2,"maxLength":10})");
+  EXPECT_FALSE(matches(word, R"("a")"));
+  EXPECT_TRUE(matches(word, R"("ab")"));
+  EXPECT_FALSE(matches(word, R"("abcdefghijk")"));
+  // Lengths count characters: \" is one.
+  auto quote = S(R"({"type":"string","pattern":"a\"","maxLength":3})");
+  EXPECT_TRUE(matches(quote, R"("a\"")"));
+  EXPECT_TRUE(matches(quote, R"("xa\"")"));
+  EXPECT_FALSE(matches(quote, R"("xya\"")"));
+  // Inside an object, next to other properties.
+  auto obj = S(R"({"type":"object","properties":{"a":{"type":"string","pattern":"^x+$",
+                 "minLength":2,"maxLength":3},"b":{"type":"string","pattern":"y","maxLength":2}},
+                 "required":["a","b"]})");
+  EXPECT_TRUE(matches(obj, R"({"a":"xx","b":"yy"})"));
+  EXPECT_FALSE(matches(obj, R"({"a":"x","b":"y"})"));
+  EXPECT_FALSE(matches(obj, R"({"a":"xx","b":"yyy"})"));
+  const std::string e = error_of(R"({"type":"string","pattern":"^a{5}$","maxLength":3})");
+  EXPECT_NE(e.find("no string of at most 3 characters matches the pattern '^a{5}$'"),
+            std::string::npos)
+      << e;
 }
 
 TEST(JsonSchema, UnsupportedOrUnsatisfiableSchemasAreRefusedByName) {
