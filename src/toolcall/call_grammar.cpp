@@ -59,7 +59,7 @@ std::string json_call(const std::vector<Tool>& tools, GrammarSink& sink, std::st
 
 std::string one_or_more(const std::string& call, const std::string& sep, bool parallel) {
   if (!parallel) return call;
-  return call + " (" + sep + " " + call + ")*";
+  return fmt::format("{} ({} {}){{0,{}}}", call, sep, call, kMaxParallelCalls - 1);
 }
 
 }  // namespace baton::toolcall::call_grammar

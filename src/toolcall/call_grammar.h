@@ -42,7 +42,10 @@ std::string ws(GrammarSink& sink);
 // tool; the alternatives as one rule.
 std::string json_call(const std::vector<Tool>& tools, GrammarSink& sink, std::string_view name_key,
                       std::string_view args_key, std::string_view id_rule = {});
-// One call, or (parallel) one or more separated by sep.
+// More calls in one forced answer than anyone asks for: a model that keeps adding calls stops
+// here instead of at max_tokens.
+constexpr int kMaxParallelCalls = 16;
+// One call, or (parallel) one to kMaxParallelCalls separated by sep.
 std::string one_or_more(const std::string& call, const std::string& sep, bool parallel);
 
 }  // namespace call_grammar

@@ -100,7 +100,13 @@ for (const model of models()) {
       }
     });
 
-    test('json_object: any JSON object', async () => {
+    // json_object bounds no string, and a random-weight model with a 32,000-token vocabulary
+    // writes a closing quote about once in a few hundred tokens: its strings may outrun
+    // max_tokens. The schemas above bound theirs; this one needs a trained model.
+    const randomVocab = model.name === 'random' && !model.path.endsWith('synth.gguf');
+    test('json_object: any JSON object', {
+      skip: randomVocab ? 'json_object strings are unbounded; needs a trained model (stories260K)' : false,
+    }, async () => {
       const rs = await pool([...Array(8).keys()], CONCURRENCY, (seed) => server.post(
         '/v1/chat/completions', chatBody({ response_format: { type: 'json_object' } }, { seed })));
       const bad = rs.map((r, seed) => {
@@ -149,8 +155,8 @@ for (const model of models()) {
         field: 'grammar',
         name: 'key=value list',
         text: 'root ::= pair ("; " pair){0,3}\npair ::= key "=" value\nkey ::= [a-z_]{1,8}\n' +
-          'value ::= [0-9]+ | "\\"" [a-zA-Z ]{0,10} "\\""   # a number or a short quoted string\n',
-        check: (t) => /^[a-z_]{1,8}=(?:[0-9]+|"[a-zA-Z ]{0,10}")(?:; [a-z_]{1,8}=(?:[0-9]+|"[a-zA-Z ]{0,10}")){0,3}$/.test(t),
+          'value ::= [0-9]{1,6} | "\\"" [a-zA-Z ]{0,10} "\\""   # a number or a short quoted string\n',
+        check: (t) => /^[a-z_]{1,8}=(?:[0-9]{1,6}|"[a-zA-Z ]{0,10}")(?:; [a-z_]{1,8}=(?:[0-9]{1,6}|"[a-zA-Z ]{0,10}")){0,3}$/.test(t),
       },
       {
         field: 'guided_grammar',

@@ -55,7 +55,7 @@ function body(seed, tool_choice, parallel = true) {
     parallel_tool_calls: parallel,
     temperature: 1,
     seed,
-    max_tokens: 1024,
+    max_tokens: 1536,
   };
 }
 
