@@ -123,6 +123,24 @@ void read_chat_flags(ServeArgs& a) {
   server::check_chat_options(a.server.chat);
 }
 
+// One line a newcomer can paste into another terminal to see the server answer.
+std::string try_it_line(const ServeArgs& a, int port) {
+  const std::string& h = a.server.host;
+  const std::string host = h == "0.0.0.0" || h == "::" || h.empty() ? "127.0.0.1" : h;
+  const std::string auth =
+      a.server.api_key.empty() ? "" : " -H 'Authorization: Bearer YOUR_API_KEY'";
+  const std::string body = nlohmann::ordered_json{
+      {"model", a.server.model_id},
+      {"messages", {{{"role", "user"}, {"content", "Tell me a story."}}}},
+      {"max_tokens", 64}}.dump();
+  std::string quoted;  // inside single quotes, a quote is written '\''
+  for (char c : body) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return fmt::format(
+      "try it: curl -s http://{}:{}/v1/chat/completions{} -H 'Content-Type: "
+      "application/json' -d '{}'",
+      host.find(':') != std::string::npos ? "[" + host + "]" : host, port, auth, quoted);
+}
+
 void serve(ServeArgs a, bool ctx_given) {
   read_chat_flags(a);
   if (a.server.api_key.empty()) {
@@ -152,8 +170,9 @@ void serve(ServeArgs a, bool ctx_given) {
   signals.set_serving();
   log::info("serving model '{}' ({}) at http://{}:{}  context {} tokens, vocab {}",
             a.server.model_id, a.model, a.server.host, port, a.sched.ctx, codec.n_vocab());
-  std::printf("baton serve: http://%s:%d model=%s ctx=%d\n%s\n", a.server.host.c_str(), port,
-              a.server.model_id.c_str(), a.sched.ctx, loop.config().describe().c_str());
+  std::printf("baton serve: http://%s:%d model=%s ctx=%d\n%s\n%s\n", a.server.host.c_str(), port,
+              a.server.model_id.c_str(), a.sched.ctx, loop.config().describe().c_str(),
+              try_it_line(a, port).c_str());
   std::fflush(stdout);
   signals.wait();
   // Requests get the grace period; then every stream has its last event, and the transport

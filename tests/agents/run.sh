@@ -16,6 +16,11 @@ if [ $# -lt 2 ]; then
   echo "usage: bash tests/agents/run.sh <baton_scripted_server> <baton>" >&2
   exit 2
 fi
+# Without node and npm the tests cannot run: ctest reports them skipped (SKIP_RETURN_CODE 77).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "run.sh: node or npm not found: agent-client tests skipped (bash scripts/install-deps.sh installs them)" >&2
+  exit 77
+fi
 abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
 SERVER="$(abs "$1")"
 BATON="$(abs "$2")"

@@ -10,6 +10,11 @@ if [ $# -lt 1 ]; then
   echo "usage: bash tests/npm/run.sh <baton binary>" >&2
   exit 2
 fi
+# Without node and npm the tests cannot run: ctest reports them skipped (SKIP_RETURN_CODE 77).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "run.sh: node or npm not found: openai-client tests skipped (bash scripts/install-deps.sh installs them)" >&2
+  exit 77
+fi
 BATON="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 SHARED="${BATON_SHARED_DIR:-$HERE/../../../shared}"

@@ -1,4 +1,5 @@
 // `baton serve` as a process: /health goes 503 → 200, it answers, and SIGINT/SIGTERM exit 0.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -7,6 +8,8 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "sse_client.h"
@@ -42,7 +45,9 @@ int wait_exit(pid_t pid, int timeout_ms) {
 }
 
 // Makes a synthetic model and starts `baton serve` on it; returns once /health answers 200.
-void spawn_server(int ctx, const std::vector<std::string>& extra, pid_t& pid, int& port) {
+// stdout_path: where its standard output goes ("" = inherited).
+void spawn_server(int ctx, const std::vector<std::string>& extra, pid_t& pid, int& port,
+                  const std::string& stdout_path = "") {
   auto dir = baton::testing::scratch_dir();
   std::string model = (dir / fmt::format("m{}.gguf", ctx)).string();
   std::string synth = baton::testing::baton_binary() + " gguf synth " + model +
@@ -56,7 +61,15 @@ void spawn_server(int ctx, const std::vector<std::string>& extra, pid_t& pid, in
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  ASSERT_EQ(::posix_spawn(&pid, bin.c_str(), nullptr, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  if (!stdout_path.empty()) {
+    ::posix_spawn_file_actions_addopen(&actions, 1, stdout_path.c_str(),
+                                       O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  }
+  const int rc = ::posix_spawn(&pid, bin.c_str(), &actions, nullptr, argv.data(), environ);
+  ::posix_spawn_file_actions_destroy(&actions);
+  ASSERT_EQ(rc, 0);
   httplib::Client c("127.0.0.1", port);
   bool ready = false;
   for (int i = 0; i < 500 && !ready; ++i) {
@@ -122,6 +135,36 @@ TEST(ServeBinary, SigintExitsZero) {
 TEST(ServeBinary, SigtermExitsZero) {
   BATON_REQUIRE_BINARY();
   run_and_signal(SIGTERM);
+}
+
+// The line serve prints for a newcomer works when pasted into a shell.
+TEST(ServeBinary, PrintsATryItCommandThatWorks) {
+  BATON_REQUIRE_BINARY();
+  if (std::system("command -v curl > /dev/null 2>&1") != 0) GTEST_SKIP() << "curl not installed";
+  const std::string out = (baton::testing::scratch_dir() / "serve-stdout.txt").string();
+  pid_t pid = 0;
+  int port = 0;
+  spawn_server(256, {}, pid, port, out);
+  if (::testing::Test::HasFatalFailure()) return;
+  std::string line;
+  for (int i = 0; i < 250 && line.empty(); ++i) {
+    std::ifstream in(out);
+    for (std::string l; std::getline(in, l);) {
+      if (l.rfind("try it: ", 0) == 0) line = l.substr(8);
+    }
+    if (line.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const std::string answer = (baton::testing::scratch_dir() / "try-it.json").string();
+  const int rc = line.empty() ? -1 : std::system((line + " > " + answer).c_str());
+  ::kill(pid, SIGTERM);
+  EXPECT_NE(wait_exit(pid, 10000), -1);
+  ASSERT_FALSE(line.empty()) << "no 'try it:' line on stdout";
+  EXPECT_NE(line.find(fmt::format("127.0.0.1:{}", port)), std::string::npos) << line;
+  ASSERT_EQ(rc, 0) << line;
+  std::stringstream body;
+  body << std::ifstream(answer).rdbuf();
+  EXPECT_NE(body.str().find("\"chat.completion\""), std::string::npos) << body.str();
+  EXPECT_NE(body.str().find("\"model\":\"tiny\""), std::string::npos) << body.str();
 }
 
 }  // namespace

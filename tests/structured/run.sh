@@ -22,8 +22,8 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 SHARED="${BATON_SHARED_DIR:-$HERE/../../../shared}"
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "run.sh: node or npm not found: structured-output client tests skipped" >&2
-  exit 0
+  echo "run.sh: node or npm not found: structured-output tests skipped (bash scripts/install-deps.sh installs them)" >&2
+  exit 77
 fi
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/baton-structured.XXXXXX")"
