@@ -49,7 +49,7 @@ GenerateResult generate(Engine& engine, const std::vector<int32_t>& prompt,
   std::vector<int32_t> history = prompt;
   for (int32_t k = 0; k < max_new; ++k) {
     const auto tok = sampler.sample(out.logits[0].data(), info.n_vocab, history,
-                                    opts.constraint ? &opts.constraint->allowed() : nullptr);
+                                    opts.constraint ? opts.constraint->allowed() : nullptr);
     if (tok.id < 0) throw std::runtime_error("generate: the constraint allows no token here");
     if (opts.constraint) opts.constraint->accept(tok.id);
     if (opts.stop_at_eog &&

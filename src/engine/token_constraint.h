@@ -12,7 +12,8 @@ class TokenConstraint {
   virtual ~TokenConstraint() = default;
   // One bit per vocabulary id (bit id % 64 of word id / 64): the tokens allowed next, end-of-
   // generation tokens included where the output may end. No bit set: nothing can follow.
-  virtual const std::vector<uint64_t>& allowed() = 0;
+  // nullptr: no restriction at this step (the sampler then does no mask work).
+  virtual const std::vector<uint64_t>* allowed() = 0;
   // Advances past the sampled token (an allowed one, or an end-of-generation token).
   virtual void accept(int32_t token) = 0;
   // The output is complete and nothing may follow: generation ends here even for a model

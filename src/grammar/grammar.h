@@ -28,6 +28,10 @@ struct Element {
   uint32_t index = 0;  // Bytes: into Grammar::classes; Rule: rule id; End: the rule it closes
 };
 
+// The GBNF literal that matches exactly these bytes: quoted, with " and \ escaped and control
+// bytes written \xHH (what the parser reads back as the same bytes).
+std::string gbnf_literal(std::string_view bytes);
+
 class Grammar {
  public:
   // Throws GrammarError. `root` names the start rule.

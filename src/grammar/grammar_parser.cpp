@@ -321,4 +321,19 @@ std::shared_ptr<const Grammar> Grammar::parse(std::string_view gbnf, std::string
   return b.finish(std::string(root));
 }
 
+std::string gbnf_literal(std::string_view bytes) {
+  std::string out = "\"";
+  for (unsigned char c : bytes) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02X}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
 }  // namespace baton::grammar

@@ -213,6 +213,7 @@ struct SchemaGrammarBuilder::Impl {
   std::string extra_key(const std::vector<std::string>& avoid);
   std::string key_rest(const NameTrie& node, const std::string& hint, int depth = 0);
   const ojson& resolve(const std::string& ref, const std::string& where, std::string& pointer);
+  ojson inline_refs(ojson s, const std::string& where);
   void check_keywords(const ojson& s, const std::string& where) const;
 };
 
@@ -299,14 +300,7 @@ std::string SchemaGrammarBuilder::Impl::visit(const ojson& s, const std::string&
     merged.erase("allOf");
     for (size_t i = 0; i < parts.size(); ++i) {
       const std::string at = child(child(where, "allOf"), std::to_string(i));
-      ojson part = parts[i];
-      std::string pointer;
-      while (part.is_object() && part.contains("$ref")) {
-        ojson rest = part;
-        rest.erase("$ref");
-        part = merge_schemas(rest, resolve(ref_text(part, at), at, pointer), at);
-      }
-      merged = merge_schemas(merged, part, at);
+      merged = merge_schemas(merged, inline_refs(parts[i], at), at);
     }
     out = visit(merged, where, hint);
   } else if (s.contains("anyOf") || s.contains("oneOf")) {
@@ -364,7 +358,7 @@ std::string SchemaGrammarBuilder::Impl::visit_enum(const ojson& s, const std::st
   std::string body;
   for (const auto& v : values) {
     if (!types.empty() && !has_type(v, types)) continue;
-    body += (body.empty() ? "" : " | ") + gbnf_quote(v.dump());
+    body += (body.empty() ? "" : " | ") + gbnf_literal(v.dump());
   }
   if (body.empty()) unsatisfiable(where, "no 'enum' / 'const' value has the schema's type");
   return "(" + body + ")";
@@ -432,12 +426,7 @@ std::string SchemaGrammarBuilder::Impl::visit_union(const ojson& s, const std::s
     const std::string at = child(child(where, key), std::to_string(i));
     ojson alt = alts[i];
     if (!base.empty() || one_of) {
-      std::string pointer;
-      while (alt.is_object() && alt.contains("$ref") && (!base.empty() || one_of)) {
-        ojson rest = alt;
-        rest.erase("$ref");
-        alt = merge_schemas(rest, resolve(ref_text(alt, at), at, pointer), at);
-      }
+      alt = inline_refs(alt, at);
       if (!base.empty()) alt = merge_schemas(base, alt, at);
     }
     for (size_t j = 0; one_of && j < resolved.size(); ++j) {
@@ -479,6 +468,25 @@ const ojson& SchemaGrammarBuilder::Impl::resolve(const std::string& ref, const s
   } catch (const std::exception&) {
     throw GrammarError(fmt::format("'$ref' {} at {} does not point into the schema", ref, where));
   }
+}
+
+// The schema with its top-level $ref replaced by what it points at (siblings merged in), for
+// allOf and unions, which need the schema itself rather than a rule. A chain that loops back on
+// itself is refused instead of followed forever.
+ojson SchemaGrammarBuilder::Impl::inline_refs(ojson s, const std::string& where) {
+  for (int hops = 0; s.is_object() && s.contains("$ref"); ++hops) {
+    if (hops == kMaxDepth) {
+      throw GrammarError(
+          fmt::format("'$ref' at {} leads through more than {} references in a "
+                      "row; a reference that points back at itself never ends",
+                      where, kMaxDepth));
+    }
+    ojson rest = s;
+    rest.erase("$ref");
+    std::string pointer;
+    s = merge_schemas(rest, resolve(ref_text(s, where), where, pointer), where);
+  }
+  return s;
 }
 
 std::string SchemaGrammarBuilder::Impl::visit_ref(const ojson& s, const std::string& where,
@@ -550,10 +558,6 @@ std::string SchemaGrammarBuilder::Impl::extra_key(const std::vector<std::string>
 
 std::string SchemaGrammarBuilder::Impl::visit_object(const ojson& s, const std::string& where,
                                                      const std::string& hint) {
-  if (s.contains("minProperties") || s.contains("maxProperties")) {
-    throw GrammarError(
-        fmt::format("'minProperties' / 'maxProperties' at {} are not supported", where));
-  }
   const ojson empty = ojson::object();
   const ojson& props = s.contains("properties") ? s["properties"] : empty;
   if (!props.is_object()) {
@@ -576,8 +580,9 @@ std::string SchemaGrammarBuilder::Impl::visit_object(const ojson& s, const std::
   const std::string ws = helper("ws");
   auto add = [&](const std::string& name, const ojson& schema, const std::string& at) {
     const std::string value = visit(schema, at, hint + "-" + name);
-    list.push_back({fmt::format("{} {} \":\" {} {}", gbnf_quote(ojson(name).dump()), ws, ws, value),
-                    required.count(name) > 0});
+    list.push_back(
+        {fmt::format("{} {} \":\" {} {}", gbnf_literal(ojson(name).dump()), ws, ws, value),
+         required.count(name) > 0});
     names.push_back(name);
   };
   for (const auto& [name, schema] : props.items())
@@ -616,9 +621,6 @@ std::string SchemaGrammarBuilder::Impl::visit_object(const ojson& s, const std::
 
 std::string SchemaGrammarBuilder::Impl::visit_array(const ojson& s, const std::string& where,
                                                     const std::string& hint) {
-  if (s.contains("contains")) {
-    throw GrammarError(fmt::format("unsupported JSON Schema keyword 'contains' at {}", where));
-  }
   std::vector<std::string> prefix;
   std::optional<std::string> item;  // empty: no item after the prefix
   const ojson* tuple = s.contains("prefixItems") ? &s["prefixItems"] : nullptr;

@@ -137,21 +137,6 @@ std::string bounded_number(const std::optional<Bound>& min, const std::optional<
   return join_alts(alts);
 }
 
-std::string gbnf_quote(const std::string& text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7F) {
-      out += fmt::format("\\x{:02X}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
 std::string class_char(uint32_t cp) {
   if (cp < 0x20 || cp == 0x7F) return fmt::format("\\x{:02X}", cp);
   if (cp < 0x80) {

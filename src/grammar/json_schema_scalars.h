@@ -27,10 +27,6 @@ std::string bounded_integer(const std::optional<Bound>& min, const std::optional
 // (k, k+1) lies in range. Unbounded on both sides: any JSON number. "" when none fits.
 std::string bounded_number(const std::optional<Bound>& min, const std::optional<Bound>& max);
 
-// The GBNF literal of a text (JSON text, in practice): quoted, with " and \ escaped and control
-// bytes as \xHH.
-std::string gbnf_quote(const std::string& text);
-
 // A character class body ([...] contents) that matches the code point cp literally.
 std::string class_char(uint32_t cp);
 

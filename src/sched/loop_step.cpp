@@ -215,7 +215,7 @@ bool LoopCore::sample_token(Request& r, const float* logits, engine::SampledToke
                             Clock::time_point now) {
   TokenConstraint* c = r.params.constraint.get();
   try {
-    s = r.sampler->sample(logits, info_.n_vocab, r.tokens, c ? &c->allowed() : nullptr);
+    s = r.sampler->sample(logits, info_.n_vocab, r.tokens, c ? c->allowed() : nullptr);
     if (s.id >= 0 && c) c->accept(s.id);
   } catch (const std::exception& e) {
     finish(r, FinishReason::Failed, std::string("output constraint failed: ") + e.what(), now);

@@ -59,7 +59,6 @@ void parse_response_format(const json& rf, ConstraintSpec& spec) {
                       "response_format");
   }
   set_once(spec, ConstraintSpec::Kind::JsonSchema, "response_format");
-  spec.schema = nlohmann::ordered_json::parse(schema->dump());
   spec.schema_pointer =
       inline_schema ? "/response_format/json_schema" : "/response_format/json_schema/schema";
 }
@@ -82,7 +81,6 @@ void parse_schema_field(const json& body, const char* key, ConstraintSpec& spec)
     throw bad_request(fmt::format("'{}' must be a JSON Schema object", key), key);
   }
   set_once(spec, ConstraintSpec::Kind::JsonSchema, key);
-  spec.schema = nlohmann::ordered_json::parse(it->dump());
   spec.schema_pointer = std::string("/") + key;
 }
 
@@ -99,22 +97,6 @@ void parse_choice_field(const json& body, ConstraintSpec& spec) {
     }
     spec.choices.push_back(c.get<std::string>());
   }
-}
-
-// A GBNF literal for arbitrary bytes.
-std::string gbnf_literal(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7F) {
-      out += fmt::format("\\x{:02X}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
 }
 
 }  // namespace
@@ -137,7 +119,7 @@ ConstraintSpec parse_constraint_fields(const json& body) {
 void keep_schema_order(ConstraintSpec& spec, const nlohmann::ordered_json& body) {
   if (spec.kind != ConstraintSpec::Kind::JsonSchema || spec.schema_pointer.empty()) return;
   const nlohmann::ordered_json::json_pointer ptr(spec.schema_pointer);
-  if (body.contains(ptr)) spec.schema = body.at(ptr);
+  spec.schema = body.at(ptr);  // the same document as the one parse_constraint_fields read
 }
 
 std::string constraint_gbnf(const ConstraintSpec& spec) {
@@ -153,7 +135,7 @@ std::string constraint_gbnf(const ConstraintSpec& spec) {
     case ConstraintSpec::Kind::Choice: {
       std::string root = "root ::= ";
       for (size_t i = 0; i < spec.choices.size(); ++i) {
-        root += (i ? " | " : "") + gbnf_literal(spec.choices[i]);
+        root += (i ? " | " : "") + grammar::gbnf_literal(spec.choices[i]);
       }
       return root + "\n";
     }
@@ -227,7 +209,7 @@ class GrammarConstraint : public sched::TokenConstraint {
   GrammarConstraint(std::shared_ptr<const grammar::Grammar> g,
                     std::shared_ptr<const grammar::VocabTrie> v)
       : m_(std::move(g), std::move(v)) {}
-  const std::vector<uint64_t>& allowed() override { return m_.allowed(); }
+  const std::vector<uint64_t>* allowed() override { return &m_.allowed(); }
   void accept(int32_t token) override {
     if (!m_.accept(token)) {
       throw std::runtime_error(fmt::format("token {} is outside the grammar", token));

@@ -18,7 +18,7 @@ namespace baton::server {
 struct ConstraintSpec {
   enum class Kind { None, JsonObject, JsonSchema, Grammar, Regex, Choice };
   Kind kind = Kind::None;
-  nlohmann::ordered_json schema;     // JsonSchema
+  nlohmann::ordered_json schema;     // JsonSchema, set by keep_schema_order
   std::string schema_pointer;        // where the schema is in the request body
   std::string text;                  // Grammar (GBNF) / Regex
   std::vector<std::string> choices;  // Choice
@@ -30,8 +30,9 @@ struct ConstraintSpec {
 // guided_json, guided_regex, guided_grammar, guided_choice) from a request body; at most one
 // may be given. Throws ApiError(400) naming the field.
 ConstraintSpec parse_constraint_fields(const nlohmann::json& body);
-// Takes the schema again from the body parsed with its key order kept: properties are
-// generated in the order the client wrote them.
+// Takes the schema from the body parsed with its key order kept, so that properties are
+// generated in the order the client wrote them; every caller of parse_constraint_fields calls
+// this with the same body.
 void keep_schema_order(ConstraintSpec& spec, const nlohmann::ordered_json& body);
 
 // The GBNF text that a spec stands for. Throws grammar::GrammarError.

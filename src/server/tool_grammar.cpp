@@ -29,16 +29,6 @@ class SchemaSink : public toolcall::GrammarSink {
   grammar::SchemaGrammarBuilder& b_;
 };
 
-// A GBNF literal of plain ASCII text.
-std::string literal(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 // A prompt that ended inside a reasoning block (the template opened <think>) lets the model
 // finish its thinking first. Otherwise the call starts at once: an optional block would let a
 // model that never thinks wander into "<think>" and write text until max_tokens. Thinking text
@@ -48,7 +38,19 @@ std::string reasoning_prefix(const toolcall::ReasoningOptions& r,
                              grammar::SchemaGrammarBuilder& b) {
   if (!r.enabled || !r.starts_open || r.close.empty()) return "";
   const std::string text = b.add_rule("think-text", R"(([^<] | "<" [^/])*)");
-  return text + " " + literal(r.close) + " [ \\t\\n]{0,4} ";
+  return text + " " + grammar::gbnf_literal(r.close) + " [ \\t\\n]{0,4} ";
+}
+
+// The whole grammar of the calls that `call` allows, after the reasoning prefix; "" when the
+// format has no call grammar.
+std::string call_gbnf(const toolcall::OutputFormat& format,
+                      const toolcall::CallGrammarRequest& call,
+                      const toolcall::ReasoningOptions& reasoning) {
+  grammar::SchemaGrammarBuilder b;
+  SchemaSink sink(b);
+  const std::string calls = format.call_grammar(call, sink);
+  if (calls.empty()) return "";
+  return b.gbnf(reasoning_prefix(reasoning, b) + calls);
 }
 
 }  // namespace
@@ -63,11 +65,7 @@ std::string forced_call_gbnf(const toolcall::OutputFormat& format, const ChatFie
       call.tools.push_back(t);
     }
   }
-  grammar::SchemaGrammarBuilder b;
-  SchemaSink sink(b);
-  const std::string calls = format.call_grammar(call, sink);
-  if (calls.empty()) return "";
-  return b.gbnf(reasoning_prefix(reasoning, b) + calls);
+  return call_gbnf(format, call, reasoning);
 }
 
 std::string auto_call_gbnf(const toolcall::OutputFormat& format, const ChatFields& req) {
@@ -75,10 +73,9 @@ std::string auto_call_gbnf(const toolcall::OutputFormat& format, const ChatField
   toolcall::CallGrammarRequest call;
   call.parallel = false;  // each call triggers anew
   call.tools = req.tools;
-  grammar::SchemaGrammarBuilder b;
-  SchemaSink sink(b);
-  const std::string calls = format.call_grammar(call, sink);
-  return calls.empty() ? "" : b.gbnf(calls);
+  toolcall::ReasoningOptions no_prefix;  // free text comes before the trigger anyway
+  no_prefix.enabled = false;
+  return call_gbnf(format, call, no_prefix);
 }
 
 }  // namespace baton::server

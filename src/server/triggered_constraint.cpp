@@ -15,14 +15,10 @@ TriggeredConstraint::TriggeredConstraint(std::string trigger,
       grammar_(std::move(grammar)),
       vocab_(std::move(vocab)),
       reasoning_(std::move(reasoning)),
-      thinking_(reasoning_.starts_open && !reasoning_.close.empty()) {
-  const auto n = static_cast<size_t>(vocab_->n_vocab());
-  all_.assign((n + 63) / 64, ~uint64_t{0});
-  if (n % 64) all_.back() = (uint64_t{1} << (n % 64)) - 1;
-}
+      thinking_(reasoning_.starts_open && !reasoning_.close.empty()) {}
 
-const std::vector<uint64_t>& TriggeredConstraint::allowed() {
-  return call_ ? call_->allowed() : all_;
+const std::vector<uint64_t>* TriggeredConstraint::allowed() {
+  return call_ ? &call_->allowed() : nullptr;
 }
 
 void TriggeredConstraint::accept(int32_t token) {

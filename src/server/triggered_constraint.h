@@ -22,7 +22,8 @@ class TriggeredConstraint : public sched::TokenConstraint {
   };
   TriggeredConstraint(std::string trigger, std::shared_ptr<const grammar::Grammar> grammar,
                       std::shared_ptr<const grammar::VocabTrie> vocab, Reasoning reasoning);
-  const std::vector<uint64_t>& allowed() override;
+  // Free text: no restriction (nullptr); inside a call: the call grammar's mask.
+  const std::vector<uint64_t>* allowed() override;
   void accept(int32_t token) override;
   bool complete() const override { return false; }
   bool in_call() const { return call_.has_value(); }
@@ -34,7 +35,6 @@ class TriggeredConstraint : public sched::TokenConstraint {
   std::string trigger_;
   std::shared_ptr<const grammar::Grammar> grammar_;
   std::shared_ptr<const grammar::VocabTrie> vocab_;
-  std::vector<uint64_t> all_;
   Reasoning reasoning_;
   bool thinking_ = false;
   std::string recent_;  // free text not yet scanned past, at most what a tag may straddle

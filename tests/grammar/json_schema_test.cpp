@@ -245,6 +245,14 @@ TEST(JsonSchema, UnsupportedOrUnsatisfiableSchemasAreRefusedByName) {
   EXPECT_NE(error_of(R"({"enum":[]})").find("no value"), std::string::npos);
   EXPECT_NE(error_of("false").find("no value"), std::string::npos);
   EXPECT_NE(error_of(R"({"$ref":"#/$defs/missing"})").find("does not point"), std::string::npos);
+  // A reference chain that points back at itself, inside allOf and oneOf, ends in an error.
+  EXPECT_NE(error_of(R"({"$defs":{"a":{"$ref":"#/$defs/a"}},"allOf":[{"$ref":"#/$defs/a"}]})")
+                .find("never ends"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},
+                        "oneOf":[{"$ref":"#/$defs/a"},{"type":"null"}]})")
+                .find("never ends"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"type":"string","format":"hostname"})").find("format 'hostname'"),
             std::string::npos);
   EXPECT_EQ(error_of(R"({"type":"string","title":"t","description":"d","x-extra":1})"), "");

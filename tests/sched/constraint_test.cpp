@@ -36,7 +36,7 @@ class ModuloConstraint : public TokenConstraint {
       if (id % modulus == residue) bits_[id >> 6] |= uint64_t{1} << (id & 63);
     }
   }
-  const std::vector<uint64_t>& allowed() override { return bits_; }
+  const std::vector<uint64_t>* allowed() override { return &bits_; }
   void accept(int32_t token) override { seen.push_back(token); }
   bool complete() const override {
     return length_ > 0 && static_cast<int32_t>(seen.size()) >= length_;

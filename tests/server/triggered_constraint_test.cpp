@@ -18,7 +18,8 @@ std::shared_ptr<const grammar::VocabTrie> vocab() {
 }
 
 bool allows(TriggeredConstraint& c, int32_t t) {
-  return (c.allowed()[t / 64] >> (t % 64)) & 1;
+  const std::vector<uint64_t>* mask = c.allowed();  // nullptr: anything goes
+  return !mask || ((*mask)[t / 64] >> (t % 64)) & 1;
 }
 
 TriggeredConstraint make(TriggeredConstraint::Reasoning r = {}) {
