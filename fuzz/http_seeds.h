@@ -223,7 +223,7 @@ inline std::vector<HttpSeed> hostile_seeds() {
       {"not-json", post(chat_path, "{nope"), {400}},
       {"not-object", post(chat_path, "[1,2]"), {400}},
       {"empty-messages", post(chat_path, R"({"messages":[]})"), {400}},
-      {"n-two", post(chat_path, chat(R"(,"n":2)")), {400}},
+      {"n-too-many", post(chat_path, chat(R"(,"n":65)")), {400}},
       {"wrong-model", post(chat_path, R"({"model":"gpt-4","messages":[{"role":"user"}]})"), {400}},
       {"max-tokens-over", post(cmpl, R"({"prompt":"x","max_tokens":99999999})"), {400}},
       {"tools", post(chat_path, chat(R"(,"tools":[{"type":"function"}])")), {400}},

@@ -150,6 +150,7 @@ ChatPrompt build_chat_prompt(const ChatSetup& setup, const ChatFields& req,
     if (tools) fc.tools = req.tools;
     fc.prompt_tail = p.text.substr(p.text.size() - std::min<size_t>(p.text.size(), 256));
     p.format = toolcall::make_format(setup.tool_format, fc);
+    p.format_context = std::move(fc);
     p.show_special = p.format != nullptr;
   }
   p.reasoning.enabled = setup.reasoning;

@@ -51,6 +51,7 @@ struct ChatPrompt {
   std::string text;  // as rendered (for logs and tests)
   // How to read the answer: null format when the request has no tools (or tool_choice none).
   std::unique_ptr<toolcall::OutputFormat> format;
+  toolcall::FormatContext format_context;  // what `format` was made from (another choice's copy)
   toolcall::ReasoningOptions reasoning;
   bool show_special = false;  // the format's markup may be control tokens: decode them as text
 };

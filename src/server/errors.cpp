@@ -42,4 +42,38 @@ std::string error_body(const ApiError& e) {
   return error_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+namespace {
+
+std::string anthropic_type_for_status(int status) {
+  switch (status) {
+    case 401:
+      return "authentication_error";
+    case 403:
+      return "permission_error";
+    case 404:
+      return "not_found_error";
+    case 413:
+      return "request_too_large";
+    case 429:
+      return "rate_limit_error";
+    case 503:
+    case 529:
+      return "overloaded_error";
+    default:
+      return status >= 500 ? "api_error" : "invalid_request_error";
+  }
+}
+
+}  // namespace
+
+nlohmann::json anthropic_error_json(const ApiError& e) {
+  return {{"type", "error"},
+          {"error", {{"type", anthropic_type_for_status(e.status)}, {"message", e.what()}}}};
+}
+
+std::string error_body(const ApiError& e, ErrorStyle style) {
+  if (style == ErrorStyle::OpenAI) return error_body(e);
+  return anthropic_error_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace baton::server

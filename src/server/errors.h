@@ -23,6 +23,14 @@ ApiError bad_request(const std::string& message, const std::string& param = "");
 // The JSON body for an error, as an object (an SSE error event) and as text (a response body).
 nlohmann::json error_json(const ApiError& e);
 std::string error_body(const ApiError& e);
+// Anthropic's error body: {"type": "error", "error": {"type", "message"}}, with Anthropic's
+// type names (invalid_request_error, authentication_error, not_found_error, ...).
+nlohmann::json anthropic_error_json(const ApiError& e);
+
+// Which API's error shape a route answers in.
+enum class ErrorStyle { OpenAI, Anthropic };
+std::string error_body(const ApiError& e, ErrorStyle style);
+
 // The default OpenAI error type for a status code.
 std::string error_type_for_status(int status);
 

@@ -22,8 +22,9 @@ using RouteFn = void (*)(const ServeContext&, const HttpRequest&, HttpResponse&)
 struct Route {
   const char* method;
   RouteFn fn;
-  bool heavy;             // parses a body or tokenizes: runs on the handler threads
-  bool needs_key = true;  // false: answered without the API key (health checks)
+  bool heavy;                             // parses a body or tokenizes: runs on the handler threads
+  bool needs_key = true;                  // false: answered without the API key (health checks)
+  ErrorStyle style = ErrorStyle::OpenAI;  // the shape of this route's error bodies
 };
 
 // Every exact path the server answers; GET /v1/models/{id} is matched by prefix.
@@ -39,6 +40,11 @@ const std::map<std::string, Route, std::less<>>& routes() {
       {"/chat/completions", {"POST", handle_chat, true}},
       {"/v1/completions", {"POST", handle_completion, true}},
       {"/completions", {"POST", handle_completion, true}},
+      {"/v1/responses", {"POST", handle_responses, true}},
+      {"/responses", {"POST", handle_responses, true}},
+      {"/v1/messages", {"POST", handle_messages, true, true, ErrorStyle::Anthropic}},
+      {"/v1/messages/count_tokens",
+       {"POST", handle_count_tokens, true, true, ErrorStyle::Anthropic}},
       {"/tokenize", {"POST", handle_tokenize, true}},
       {"/detokenize", {"POST", handle_detokenize, true}}};
   return r;
@@ -55,9 +61,9 @@ std::optional<Route> find_route(std::string_view path) {
   return std::nullopt;
 }
 
-HttpResponse response_for(const ApiError& e) {
+HttpResponse response_for(const ApiError& e, ErrorStyle style = ErrorStyle::OpenAI) {
   HttpResponse res;
-  send_error(res, e);
+  send_error(res, e, style);
   return res;
 }
 
@@ -122,17 +128,17 @@ TransportOptions HttpServer::Impl::transport_options() const {
 Dispatch HttpServer::Impl::wrap(Route r) const {
   Dispatch d;
   d.heavy = r.heavy;
-  d.handle = [this, fn = r.fn](const HttpRequest& req) {
+  d.handle = [this, fn = r.fn, style = r.style](const HttpRequest& req) {
     HttpResponse res;
     try {
       const ServeContext* c = ctx.load();
       if (!c) throw loading_error();
       fn(*c, req, res);
     } catch (const ApiError& e) {
-      return response_for(e);
+      return response_for(e, style);
     } catch (const std::exception& e) {
       log::error("{} {}: internal error: {}", req.method, req.path, e.what());
-      return response_for(ApiError(500, std::string("internal error: ") + e.what()));
+      return response_for(ApiError(500, std::string("internal error: ") + e.what()), style);
     }
     return res;
   };
@@ -156,31 +162,34 @@ Dispatch HttpServer::Impl::dispatch(const RequestHead& head) {
     auto e =
         ApiError(405, fmt::format("{} does not accept {}; use {}", path, method, route->method), "",
                  "invalid_request_error", "method_not_allowed");
-    d.early = response_for(e);
+    d.early = response_for(e, route->style);
     d.early->set_header("Allow", route->method);
     return d;
   }
   if (route->needs_key && !opts.api_key.empty() && !api_key_matches(head, opts.api_key)) {
-    d.early = response_for(ApiError(401,
-                                    "missing or wrong API key: send 'Authorization: Bearer <key>' "
-                                    "(the key given by --api-key or BATON_API_KEY)",
-                                    "", "", "invalid_api_key"));
+    d.early =
+        response_for(ApiError(401,
+                              "missing or wrong API key: send 'Authorization: Bearer <key>' or "
+                              "'x-api-key: <key>' (the key given by --api-key or "
+                              "BATON_API_KEY)",
+                              "", "", "invalid_api_key"),
+                     route->style);
     return d;
   }
   // While the model loads, a request with a body is refused before the body is read; the
   // others (health checks poll here) get the same 503 from wrap() on a connection kept open.
   if (route->heavy && !ctx.load()) {
-    d.early = response_for(loading_error());
+    d.early = response_for(loading_error(), route->style);
     return d;
   }
   return wrap(*route);
 }
 
-void send_error(HttpResponse& res, const ApiError& e) {
+void send_error(HttpResponse& res, const ApiError& e, ErrorStyle style) {
   res.status = e.status;
   res.content_type = "application/json";
   if (e.retry_after_s > 0) res.set_header("Retry-After", std::to_string(e.retry_after_s));
-  res.body = error_body(e);
+  res.body = error_body(e, style);
   res.async.reset();
 }
 

@@ -76,24 +76,27 @@ json completion_logprobs_json(const std::vector<TokenLogprob>& lps, size_t text_
           {"text_offset", offsets}};
 }
 
-json chat_response_json(const ResponseMeta& m, const json& message,
-                        const std::string& finish_reason, const Usage& u, const json& logprobs) {
-  json choice = {{"index", 0},
-                 {"message", message},
-                 {"logprobs", logprobs_or_null(logprobs)},
-                 {"finish_reason", finish_or_null(finish_reason)}};
+json chat_choice_json(size_t index, const json& message, const std::string& finish_reason,
+                      const json& logprobs) {
+  return {{"index", index},
+          {"message", message},
+          {"logprobs", logprobs_or_null(logprobs)},
+          {"finish_reason", finish_or_null(finish_reason)}};
+}
+
+json chat_response_json(const ResponseMeta& m, json choices, const Usage& u) {
   return {{"id", m.id},
           {"object", "chat.completion"},
           {"created", m.created},
           {"model", m.model},
-          {"choices", json::array({choice})},
+          {"choices", std::move(choices)},
           {"usage", usage_json(u)},
           {"system_fingerprint", nullptr}};
 }
 
 json chat_chunk_json(const ResponseMeta& m, const json& delta, const std::string& finish_reason,
-                     const json& logprobs) {
-  json choice = {{"index", 0},
+                     const json& logprobs, size_t index) {
+  json choice = {{"index", index},
                  {"delta", delta},
                  {"logprobs", logprobs_or_null(logprobs)},
                  {"finish_reason", finish_or_null(finish_reason)}};
@@ -130,27 +133,26 @@ std::string chat_finish_reason(const std::string& engine_reason,
   return engine_reason == "stop" && !msg.calls.empty() ? "tool_calls" : engine_reason;
 }
 
-json text_response_json(const ResponseMeta& m, const std::string& text,
-                        const std::string& finish_reason, const Usage& u, const json& logprobs) {
-  json choice = {{"index", 0},
-                 {"text", text},
-                 {"logprobs", logprobs_or_null(logprobs)},
-                 {"finish_reason", finish_or_null(finish_reason)}};
-  return {{"id", m.id},       {"object", "text_completion"},      {"created", m.created},
-          {"model", m.model}, {"choices", json::array({choice})}, {"usage", usage_json(u)}};
+json text_choice_json(size_t index, const std::string& text, const std::string& finish_reason,
+                      const json& logprobs) {
+  return {{"index", index},
+          {"text", text},
+          {"logprobs", logprobs_or_null(logprobs)},
+          {"finish_reason", finish_or_null(finish_reason)}};
+}
+
+json text_response_json(const ResponseMeta& m, json choices, const Usage& u) {
+  return {{"id", m.id},       {"object", "text_completion"},   {"created", m.created},
+          {"model", m.model}, {"choices", std::move(choices)}, {"usage", usage_json(u)}};
 }
 
 json text_chunk_json(const ResponseMeta& m, const std::string& text,
-                     const std::string& finish_reason, const json& logprobs) {
-  json choice = {{"index", 0},
-                 {"text", text},
-                 {"logprobs", logprobs_or_null(logprobs)},
-                 {"finish_reason", finish_or_null(finish_reason)}};
+                     const std::string& finish_reason, const json& logprobs, size_t index) {
   return {{"id", m.id},
           {"object", "text_completion"},
           {"created", m.created},
           {"model", m.model},
-          {"choices", json::array({choice})}};
+          {"choices", json::array({text_choice_json(index, text, finish_reason, logprobs)})}};
 }
 
 json usage_chunk_json(const ResponseMeta& m, bool chat, const Usage& u) {

@@ -100,8 +100,8 @@ void parse_common(const json& obj, const RequestLimits& limits, CommonRequest& o
       out.max_tokens = static_cast<int32_t>(*v);
     }
   }
-  if (auto v = fields::integer(obj, "n", INT64_MIN, INT64_MAX); v && *v != 1) {
-    throw bad_request(fmt::format("'n' must be 1 (one choice per request), got {}", *v), "n");
+  if (auto v = fields::integer(obj, "n", 1, kMaxChoicesPerRequest)) {
+    out.n = static_cast<int32_t>(*v);
   }
   parse_sampling(obj, out.sampling);
   parse_stop(obj, out);
@@ -197,8 +197,7 @@ json parse_json_object(const std::string& body, size_t max_array_items, int32_t 
   return j;
 }
 
-// Text longer than this cannot fit the context in tokens, so it is refused before tokenising.
-static void check_prompt_bytes(size_t bytes, const RequestLimits& limits, const char* param) {
+void check_prompt_bytes(size_t bytes, const RequestLimits& limits, const char* param) {
   if (limits.max_prompt_bytes == 0 || bytes <= limits.max_prompt_bytes) return;
   throw ApiError(400,
                  fmt::format("the prompt text is {} bytes, more than the context (--ctx) of {} "
@@ -226,29 +225,11 @@ ChatRequest parse_chat_request(const std::string& body, const RequestLimits& lim
   return out;
 }
 
-static void parse_prompt(const json& obj, const RequestLimits& limits, CompletionRequest& out) {
-  auto it = obj.find("prompt");
-  if (it == obj.end() || it->is_null()) throw bad_request("'prompt' is required", "prompt");
-  const json* p = &*it;
-  if (p->is_array() && p->size() == 1 && ((*p)[0].is_string() || (*p)[0].is_array())) {
-    p = &(*p)[0];  // a batch of one prompt
-  }
-  if (p->is_string()) {
-    check_prompt_bytes(p->get_ref<const std::string&>().size(), limits, "prompt");
-    out.prompt_text = p->get<std::string>();
-    return;
-  }
-  if (!p->is_array()) {
-    throw bad_request(
-        "'prompt' must be a string or an array of token ids, got " + fields::type_name(*p),
-        "prompt");
-  }
-  if (p->empty()) throw bad_request("'prompt' token array must not be empty", "prompt");
-  out.prompt_is_tokens = true;
-  for (const auto& t : *p) {
-    if (t.is_string()) {
-      throw bad_request("'prompt' holds several prompts; send one per request", "prompt");
-    }
+static CompletionPrompt token_prompt(const json& p, const RequestLimits& limits) {
+  if (p.empty()) throw bad_request("'prompt' token arrays must not be empty", "prompt");
+  CompletionPrompt out;
+  out.is_tokens = true;
+  for (const auto& t : p) {
     if (!t.is_number_integer()) throw bad_request("'prompt' token ids must be integers", "prompt");
     int64_t id = t.get<int64_t>();
     if (id < 0 || (limits.n_vocab > 0 && id >= limits.n_vocab)) {
@@ -256,7 +237,53 @@ static void parse_prompt(const json& obj, const RequestLimits& limits, Completio
           fmt::format("'prompt' token id {} is outside the vocabulary [0, {})", id, limits.n_vocab),
           "prompt");
     }
-    out.prompt_tokens.push_back(static_cast<int32_t>(id));
+    out.tokens.push_back(static_cast<int32_t>(id));
+  }
+  return out;
+}
+
+static CompletionPrompt text_prompt(const json& p, const RequestLimits& limits) {
+  check_prompt_bytes(p.get_ref<const std::string&>().size(), limits, "prompt");
+  return {false, p.get<std::string>(), {}};
+}
+
+// A string, an array of token ids, or a list of either (one group of choices per prompt).
+static void parse_prompt(const json& obj, const RequestLimits& limits, CompletionRequest& out) {
+  auto it = obj.find("prompt");
+  if (it == obj.end() || it->is_null()) throw bad_request("'prompt' is required", "prompt");
+  const json& p = *it;
+  if (p.is_string()) {
+    out.prompts.push_back(text_prompt(p, limits));
+    return;
+  }
+  const auto wrong = [&] {
+    return bad_request(
+        "'prompt' must be a string, an array of token ids, or an array of those, "
+        "got " +
+            fields::type_name(p),
+        "prompt");
+  };
+  if (!p.is_array()) throw wrong();
+  if (p.empty()) throw bad_request("'prompt' must not be an empty array", "prompt");
+  if (p[0].is_number()) {
+    out.prompts.push_back(token_prompt(p, limits));
+    return;
+  }
+  if (p.size() > static_cast<size_t>(kMaxChoicesPerRequest)) {
+    throw bad_request(fmt::format("'prompt' lists {} prompts; at most {} fit one request", p.size(),
+                                  kMaxChoicesPerRequest),
+                      "prompt");
+  }
+  for (const auto& one : p) {
+    if (one.is_string()) {
+      out.prompts.push_back(text_prompt(one, limits));
+    } else if (one.is_array()) {
+      out.prompts.push_back(token_prompt(one, limits));
+    } else {
+      throw bad_request("'prompt' list entries must be strings or arrays of token ids, got " +
+                            fields::type_name(one),
+                        "prompt");
+    }
   }
 }
 
@@ -268,14 +295,30 @@ CompletionRequest parse_completion_request(const std::string& body, const Reques
   if (out.common.constraint.kind == ConstraintSpec::Kind::JsonSchema) {
     keep_schema_order(out.common.constraint, nlohmann::ordered_json::parse(body));
   }
-  if (fields::boolean(obj, "echo").value_or(false)) {
-    throw bad_request("'echo' is not supported yet", "echo");
-  }
+  out.echo = fields::boolean(obj, "echo").value_or(false);
   if (fields::string(obj, "suffix")) throw bad_request("'suffix' is not supported", "suffix");
-  if (auto v = fields::integer(obj, "best_of", 1, 1)) (void)v;
   if (auto v = fields::integer(obj, "logprobs", 0, 20)) {
+    if (out.echo) {
+      throw bad_request(
+          "'echo' with 'logprobs' is not supported (the prompt's tokens are not "
+          "scored); drop one of them",
+          "logprobs");
+    }
     out.common.sampling.logprobs = true;
     out.common.sampling.top_logprobs = static_cast<int32_t>(*v);
+  }
+  if (auto v = fields::integer(obj, "best_of", 1, kMaxChoicesPerRequest)) {
+    if (*v < out.common.n) {
+      throw bad_request(fmt::format("'best_of' ({}) must be at least 'n' ({})", *v, out.common.n),
+                        "best_of");
+    }
+    if (*v > out.common.n && out.common.stream) {
+      throw bad_request(
+          "'best_of' larger than 'n' cannot be streamed (the best are known only "
+          "at the end); set stream false or best_of = n",
+          "best_of");
+    }
+    out.best_of = static_cast<int32_t>(*v);
   }
   return out;
 }

@@ -26,6 +26,9 @@ struct RequestLimits {
   int32_t ctx = 0;  // for the messages
 };
 
+// The most choices (n, best_of, prompts in a list) one request may ask for.
+inline constexpr int32_t kMaxChoicesPerRequest = 64;
+
 // Fields shared by chat and text completions.
 struct CommonRequest {
   std::string model;  // empty: the loaded model
@@ -37,6 +40,7 @@ struct CommonRequest {
   bool ignore_eos = false;
   std::string user;
   ConstraintSpec constraint;  // response_format / grammar / regex
+  int32_t n = 1;              // choices per prompt (OpenAI's n), each sampled on its own
 };
 
 struct ChatRequest {
@@ -44,11 +48,17 @@ struct ChatRequest {
   ChatFields chat;  // messages, tools, tool_choice, chat_template_kwargs
 };
 
+struct CompletionPrompt {
+  bool is_tokens = false;
+  std::string text;
+  std::vector<int32_t> tokens;
+};
+
 struct CompletionRequest {
   CommonRequest common;
-  bool prompt_is_tokens = false;
-  std::string prompt_text;
-  std::vector<int32_t> prompt_tokens;
+  std::vector<CompletionPrompt> prompts;  // a list of prompts: one group of n choices each
+  bool echo = false;                      // each choice's text starts with its prompt
+  int32_t best_of = 0;                    // > n: run best_of per prompt, keep the n most likely
 };
 
 // Parse a body; throw ApiError(400) on malformed JSON, wrong types or out-of-range values.
@@ -59,6 +69,10 @@ CompletionRequest parse_completion_request(const std::string& body, const Reques
 // context_length_exceeded), so an 8 MB array of token ids never becomes 8 MB of JSON values.
 nlohmann::json parse_json_object(const std::string& body, size_t max_array_items = 0,
                                  int32_t ctx = 0);
+
+// Prompt text of more than limits.max_prompt_bytes cannot fit the context in tokens, so it is
+// refused (400 context_length_exceeded naming `param`) before it is tokenised.
+void check_prompt_bytes(size_t bytes, const RequestLimits& limits, const char* param);
 
 // One generated token's log-probabilities, already turned into text.
 struct TokenLogprob {
@@ -85,14 +99,16 @@ struct ResponseMeta {
   std::string model;
 };
 
-// `message`: {"role": "assistant", "content", and reasoning_content / tool_calls when present}.
-nlohmann::json chat_response_json(const ResponseMeta& m, const nlohmann::json& message,
-                                  const std::string& finish_reason, const Usage& u,
-                                  const nlohmann::json& logprobs);
-// A streamed chat chunk; `delta` is e.g. {"role":"assistant"} or {"content":"…"};
-// finish_reason empty → null.
+// One chat choice: {index, message, logprobs, finish_reason}; `message` is chat_message_json's.
+nlohmann::json chat_choice_json(size_t index, const nlohmann::json& message,
+                                const std::string& finish_reason, const nlohmann::json& logprobs);
+// The chat.completion object around its choices.
+nlohmann::json chat_response_json(const ResponseMeta& m, nlohmann::json choices, const Usage& u);
+// A streamed chat chunk for choice `index`; `delta` is e.g. {"role":"assistant"} or
+// {"content":"…"}; finish_reason empty → null.
 nlohmann::json chat_chunk_json(const ResponseMeta& m, const nlohmann::json& delta,
-                               const std::string& finish_reason, const nlohmann::json& logprobs);
+                               const std::string& finish_reason, const nlohmann::json& logprobs,
+                               size_t index = 0);
 // The assistant message of a parsed answer: content (null when only tool calls came),
 // reasoning_content and tool_calls when present.
 nlohmann::json chat_message_json(const toolcall::ParsedOutput& msg);
@@ -101,11 +117,13 @@ nlohmann::json chat_message_json(const toolcall::ParsedOutput& msg);
 nlohmann::json tool_call_delta(const toolcall::ToolCallDelta& d);
 // "tool_calls" when a finished ("stop") answer called tools, else the engine's reason.
 std::string chat_finish_reason(const std::string& engine_reason, const toolcall::ParsedOutput& msg);
-nlohmann::json text_response_json(const ResponseMeta& m, const std::string& text,
-                                  const std::string& finish_reason, const Usage& u,
-                                  const nlohmann::json& logprobs);
+// One text completion choice: {index, text, logprobs, finish_reason}.
+nlohmann::json text_choice_json(size_t index, const std::string& text,
+                                const std::string& finish_reason, const nlohmann::json& logprobs);
+nlohmann::json text_response_json(const ResponseMeta& m, nlohmann::json choices, const Usage& u);
 nlohmann::json text_chunk_json(const ResponseMeta& m, const std::string& text,
-                               const std::string& finish_reason, const nlohmann::json& logprobs);
+                               const std::string& finish_reason, const nlohmann::json& logprobs,
+                               size_t index = 0);
 // The include_usage chunk: empty choices plus usage.
 nlohmann::json usage_chunk_json(const ResponseMeta& m, bool chat, const Usage& u);
 

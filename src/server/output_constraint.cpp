@@ -27,6 +27,30 @@ void set_once(ConstraintSpec& spec, ConstraintSpec::Kind kind, const std::string
   spec.field = field;
 }
 
+// The JSON Schema that `holder` carries under "schema" (response_format's json_schema object, or
+// the Responses API's text.format), read as a JsonSchema constraint of `field`. `where` is the
+// holder's path for messages ("response_format.json_schema"), `pointer` its JSON pointer.
+// `allow_inline`: a holder without "schema" that looks like a schema is the schema itself.
+void parse_schema_holder(const json& holder, const std::string& field, const std::string& where,
+                         const std::string& pointer, bool allow_inline, ConstraintSpec& spec) {
+  auto schema = holder.find("schema");
+  const bool inline_schema = schema == holder.end();
+  if (inline_schema) {
+    // Some clients put the schema itself at this level (llama-server accepts both).
+    const bool looks_like_schema =
+        holder.contains("type") || holder.contains("properties") || holder.contains("$ref");
+    if (!allow_inline || !looks_like_schema) {
+      throw bad_request(fmt::format("'{}.schema' is required", where), field);
+    }
+  }
+  const json& s = inline_schema ? holder : *schema;
+  if (!s.is_object() && !s.is_boolean()) {
+    throw bad_request(fmt::format("'{}.schema' must be a JSON Schema object", where), field);
+  }
+  set_once(spec, ConstraintSpec::Kind::JsonSchema, field);
+  spec.schema_pointer = inline_schema ? pointer : pointer + "/schema";
+}
+
 void parse_response_format(const json& rf, ConstraintSpec& spec) {
   if (!rf.is_object()) throw bad_request("'response_format' must be an object", "response_format");
   const json type = rf.value("type", json());
@@ -44,23 +68,8 @@ void parse_response_format(const json& rf, ConstraintSpec& spec) {
     throw bad_request("'response_format.json_schema' must be an object with 'name' and 'schema'",
                       "response_format");
   }
-  auto schema = js->find("schema");
-  const bool inline_schema = schema == js->end();
-  if (inline_schema) {
-    // Some clients put the schema itself at this level (llama-server accepts both).
-    if (js->contains("type") || js->contains("properties") || js->contains("$ref")) {
-      schema = js;
-    } else {
-      throw bad_request("'response_format.json_schema.schema' is required", "response_format");
-    }
-  }
-  if (!schema->is_object() && !schema->is_boolean()) {
-    throw bad_request("'response_format.json_schema.schema' must be a JSON Schema object",
-                      "response_format");
-  }
-  set_once(spec, ConstraintSpec::Kind::JsonSchema, "response_format");
-  spec.schema_pointer =
-      inline_schema ? "/response_format/json_schema" : "/response_format/json_schema/schema";
+  parse_schema_holder(*js, "response_format", "response_format.json_schema",
+                      "/response_format/json_schema", true, spec);
 }
 
 void parse_text_field(const json& body, const char* key, ConstraintSpec::Kind kind,
@@ -100,6 +109,30 @@ void parse_choice_field(const json& body, ConstraintSpec& spec) {
 }
 
 }  // namespace
+
+ConstraintSpec parse_text_format(const json& body) {
+  ConstraintSpec spec;
+  auto text = body.find("text");
+  if (text == body.end() || text->is_null()) return spec;
+  if (!text->is_object()) throw bad_request("'text' must be an object", "text");
+  auto format = text->find("format");
+  if (format == text->end() || format->is_null()) return spec;
+  if (!format->is_object()) {
+    throw bad_request("'text.format' must be an object with a 'type'", "text.format");
+  }
+  const json type = format->value("type", json());
+  if (type == "text") return spec;
+  if (type == "json_object") {
+    set_once(spec, ConstraintSpec::Kind::JsonObject, "text.format");
+    return spec;
+  }
+  if (type != "json_schema") {
+    throw bad_request("'text.format.type' must be \"text\", \"json_object\" or \"json_schema\"",
+                      "text.format");
+  }
+  parse_schema_holder(*format, "text.format", "text.format", "/text/format", false, spec);
+  return spec;
+}
 
 ConstraintSpec parse_constraint_fields(const json& body) {
   ConstraintSpec spec;

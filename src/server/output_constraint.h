@@ -30,6 +30,9 @@ struct ConstraintSpec {
 // guided_json, guided_regex, guided_grammar, guided_choice) from a request body; at most one
 // may be given. Throws ApiError(400) naming the field.
 ConstraintSpec parse_constraint_fields(const nlohmann::json& body);
+// The Responses API's spelling: text.format, {"type": "text" | "json_object" | "json_schema",
+// "name", "schema", "strict"} with the schema beside the type. Throws ApiError(400).
+ConstraintSpec parse_text_format(const nlohmann::json& body);
 // Takes the schema from the body parsed with its key order kept, so that properties are
 // generated in the order the client wrote them; every caller of parse_constraint_fields calls
 // this with the same body.

@@ -7,6 +7,7 @@
 
 #include "server/backend.h"
 #include "server/chat_prompt.h"
+#include "server/errors.h"
 #include "server/http_server.h"
 #include "server/http_types.h"
 #include "server/output_constraint.h"
@@ -37,7 +38,13 @@ void handle_detokenize(const ServeContext& c, const HttpRequest& req, HttpRespon
 void handle_metrics(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
 void handle_status(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
 
-// Writes an ApiError as the response.
-void send_error(HttpResponse& res, const class ApiError& e);
+// POST /v1/responses (responses_routes.cpp).
+void handle_responses(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
+// POST /v1/messages and /v1/messages/count_tokens (anthropic_routes.cpp).
+void handle_messages(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
+void handle_count_tokens(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
+
+// Writes an ApiError as the response, in the route's API's error shape.
+void send_error(HttpResponse& res, const ApiError& e, ErrorStyle style = ErrorStyle::OpenAI);
 
 }  // namespace baton::server

@@ -8,6 +8,14 @@ std::string sse_data(const nlohmann::json& chunk) {
   return "data: " + chunk.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n\n";
 }
 
+std::string sse_event(std::string_view name, const nlohmann::json& data) {
+  std::string out = "event: ";
+  out += name;
+  out += '\n';
+  out += sse_data(data);
+  return out;
+}
+
 std::string sse_done() {
   return "data: [DONE]\n\n";
 }

@@ -8,6 +8,8 @@
 namespace baton::server {
 
 std::string sse_data(const nlohmann::json& chunk);
+// A named event, `event: <name>\ndata: {json}\n\n`, as the Responses and Anthropic APIs send.
+std::string sse_event(std::string_view name, const nlohmann::json& data);
 std::string sse_done();
 // A comment event; newlines in `text` are replaced so it stays one line.
 std::string sse_comment(std::string_view text);

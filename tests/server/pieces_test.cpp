@@ -122,13 +122,43 @@ TEST(Schema, ParsesEveryChatField) {
 }
 
 TEST(Schema, CompletionPromptForms) {
-  EXPECT_EQ(parse_completion_request(R"({"prompt":"hi"})", {}).prompt_text, "hi");
-  EXPECT_EQ(parse_completion_request(R"({"prompt":["hi"]})", {}).prompt_text, "hi");
+  EXPECT_EQ(parse_completion_request(R"({"prompt":"hi"})", {}).prompts.at(0).text, "hi");
+  EXPECT_EQ(parse_completion_request(R"({"prompt":["hi"]})", {}).prompts.at(0).text, "hi");
   auto t = parse_completion_request(R"({"prompt":[1,2,3],"logprobs":2})", {4096, 10});
-  EXPECT_TRUE(t.prompt_is_tokens);
-  EXPECT_EQ(t.prompt_tokens, (std::vector<int32_t>{1, 2, 3}));
+  ASSERT_EQ(t.prompts.size(), 1u);
+  EXPECT_TRUE(t.prompts[0].is_tokens);
+  EXPECT_EQ(t.prompts[0].tokens, (std::vector<int32_t>{1, 2, 3}));
   EXPECT_EQ(t.common.sampling.top_logprobs, 2);
   EXPECT_THROW(parse_completion_request(R"({"prompt":[1,20]})", {4096, 10}), ApiError);
+  auto list = parse_completion_request(R"({"prompt":["a",[4,5],"c"],"n":2})", {4096, 10});
+  ASSERT_EQ(list.prompts.size(), 3u);
+  EXPECT_EQ(list.prompts[1].tokens, (std::vector<int32_t>{4, 5}));
+  EXPECT_EQ(list.prompts[2].text, "c");
+  EXPECT_EQ(list.common.n, 2);
+  EXPECT_TRUE(parse_completion_request(R"({"prompt":"a","echo":true})", {}).echo);
+  EXPECT_EQ(parse_completion_request(R"({"prompt":"a","n":2,"best_of":3})", {}).best_of, 3);
+}
+
+TEST(Schema, ChoiceCountsAreChecked) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"prompt":"a","n":0})", "n"},
+      {R"({"prompt":"a","n":65})", "n"},
+      {R"({"prompt":"a","n":3,"best_of":2})", "best_of"},
+      {R"({"prompt":"a","best_of":3,"stream":true})", "best_of"},
+      {R"({"prompt":"a","echo":true,"logprobs":1})", "logprobs"},
+      {R"({"prompt":[]})", "prompt"},
+      {R"({"prompt":["a",[]]})", "prompt"},
+      {R"({"prompt":["a",{}]})", "prompt"},
+  };
+  for (const auto& [body, param] : bad) {
+    try {
+      parse_completion_request(body, {4096, 10});
+      ADD_FAILURE() << body;
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.status, 400) << body;
+      EXPECT_EQ(e.param, param) << body;
+    }
+  }
 }
 
 TEST(Schema, DeepNestingIsRejectedNotCrashed) {
@@ -165,7 +195,9 @@ TEST(Schema, ArrayOfObjectsParsesInLinearTime) {
 
 TEST(Responses, UsageAndChunkShapes) {
   ResponseMeta meta{"chatcmpl-1", 5, "m"};
-  auto r = chat_response_json(meta, chat_message_json({"", "hi", {}}), "stop", {3, 2, 1}, nullptr);
+  auto r = chat_response_json(
+      meta, json::array({chat_choice_json(0, chat_message_json({"", "hi", {}}), "stop", nullptr)}),
+      {3, 2, 1});
   EXPECT_EQ(r["object"], "chat.completion");
   EXPECT_EQ(r["usage"]["total_tokens"], 5);
   EXPECT_EQ(r["usage"]["prompt_tokens_details"]["cached_tokens"], 1);

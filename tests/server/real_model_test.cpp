@@ -122,6 +122,20 @@ void check_server(RealServer& s) {
   ASSERT_TRUE(r);
   EXPECT_EQ(parse(r->body)["content"], "h\xc3\xa9llo");
 
+  // n choices: the followers start from the leader's prefilled KV blocks, so greedy choices
+  // must be exactly the lone greedy answer (a wrong block reuse shows as different text).
+  const std::string story =
+      "Once upon a time, there was a little girl named Lily. She loved to play outside in the "
+      "park with her friends.";
+  const std::string story_expected = s.reference(story, 16);
+  json many = {{"prompt", story}, {"max_tokens", 16}, {"temperature", 0}, {"n", 3}};
+  r = c.Post("/v1/completions", many.dump(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto mj = parse(r->body);
+  ASSERT_EQ(mj["choices"].size(), 3u);
+  for (const auto& ch : mj["choices"]) EXPECT_EQ(ch["text"], story_expected) << r->body;
+
   json chat = {{"messages", {{{"role", "user"}, {"content", "Hi"}}}},
                {"max_tokens", 12},
                {"temperature", 0}};
