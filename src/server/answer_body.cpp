@@ -183,6 +183,7 @@ class AnswerBody : public AsyncBody {
     res.index = index_of(r);
     res.text = r.text;
     res.engine_reason = r.gen->finish_reason();
+    res.stop_sequence = r.gen->stop_sequence();
     res.usage = r.gen->usage();
     res.logprobs = std::move(r.logprobs);
     if (plan_.stream) {

@@ -138,6 +138,9 @@ std::shared_ptr<AsyncBody> start_answer_job(const ServeContext& c, AnswerJob job
     log::debug("{} prompt={} max_tokens={} choices={} stream={}", job.what, p.tokens.size(),
                max_tokens, per_prompt, job.common.stream);
   }
+  int32_t prompt_tokens = 0;
+  for (const auto& p : job.prompts) prompt_tokens += static_cast<int32_t>(p.tokens.size());
+  writer->set_prompt_tokens(prompt_tokens);
   plan.submit = [&c](sched::GenerateRequest g) { return submit(c, std::move(g)); };
   return start_answer(std::move(plan), c.codec, std::move(writer));
 }

@@ -24,6 +24,7 @@ struct ChoiceResult {
   toolcall::ParsedOutput msg;  // reasoning, content, calls (ids set); as streamed when streamed
   std::string text;            // the raw generated text (after stop strings are cut)
   std::string engine_reason;   // "stop" | "length"; "stop" with calls: the model ran tools
+  std::string stop_sequence;   // the stop string that ended it, empty when none did
   Usage usage;                 // this choice's tokens (prompt counted per choice)
   std::vector<TokenLogprob> logprobs;  // when asked for
 };
@@ -31,6 +32,9 @@ struct ChoiceResult {
 class AnswerWriter {
  public:
   virtual ~AnswerWriter() = default;
+
+  // The prompt's size in tokens (every prompt's, counted once), known before anything is sent.
+  virtual void set_prompt_tokens(int32_t tokens) { (void)tokens; }
 
   // Streamed answers. Each returns SSE bytes to send (possibly empty).
   // Before anything else: e.g. message_start, response.created, a chat role chunk.

@@ -35,11 +35,17 @@ json tool_input(const std::string& arguments) {
   return v.is_object() ? v : json::object();
 }
 
+json stop_sequence_of(const std::vector<ChoiceResult>& all) {
+  if (all.empty() || anthropic_stop_reason(all.front()) != "stop_sequence") return nullptr;
+  return all.front().stop_sequence;
+}
+
 }  // namespace
 
 std::string anthropic_stop_reason(const ChoiceResult& r) {
   if (r.engine_reason == "length") return "max_tokens";
   if (!r.msg.calls.empty()) return "tool_use";
+  if (!r.stop_sequence.empty()) return "stop_sequence";
   return "end_turn";
 }
 
@@ -51,8 +57,8 @@ std::string AnthropicWriter::stream_start() {
                   {"content", json::array()},
                   {"stop_reason", nullptr},
                   {"stop_sequence", nullptr},
-                  // The prompt's size is not known to a writer yet: message_delta has it.
-                  {"usage", anthropic_usage(Usage{})}};
+                  // Which prompt tokens the cache holds is known only at the end (message_delta).
+                  {"usage", anthropic_usage(Usage{prompt_tokens_, 0, 0})}};
   return sse_event("message_start", {{"type", "message_start"}, {"message", std::move(message)}});
 }
 
@@ -95,10 +101,10 @@ std::string AnthropicWriter::stream_delta(size_t, const toolcall::OutputDelta& d
 std::string AnthropicWriter::stream_end(const std::vector<ChoiceResult>& all, const Usage& total) {
   std::string out = close_block();
   const std::string reason = all.empty() ? "end_turn" : anthropic_stop_reason(all.front());
-  out +=
-      sse_event("message_delta", {{"type", "message_delta"},
-                                  {"delta", {{"stop_reason", reason}, {"stop_sequence", nullptr}}},
-                                  {"usage", anthropic_usage(total)}});
+  out += sse_event("message_delta",
+                   {{"type", "message_delta"},
+                    {"delta", {{"stop_reason", reason}, {"stop_sequence", stop_sequence_of(all)}}},
+                    {"usage", anthropic_usage(total)}});
   out += sse_event("message_stop", {{"type", "message_stop"}});
   return out;
 }
@@ -135,7 +141,7 @@ json AnthropicWriter::answer_json(const std::vector<ChoiceResult>& all, const Us
           {"model", a_.model},
           {"content", std::move(content)},
           {"stop_reason", reason},
-          {"stop_sequence", nullptr},
+          {"stop_sequence", stop_sequence_of(all)},
           {"usage", anthropic_usage(total)}};
 }
 

@@ -23,14 +23,14 @@ struct AnthropicAnswer {
   std::string model;  // the model the client named
 };
 
-// stop_reason of a finished answer: max_tokens, tool_use or end_turn. ("stop_sequence" needs the
-// matched stop string, which the pipeline does not report yet: such answers say end_turn.)
+// stop_reason of a finished answer: max_tokens, tool_use, stop_sequence or end_turn.
 std::string anthropic_stop_reason(const ChoiceResult& r);
 
 class AnthropicWriter : public AnswerWriter {
  public:
   explicit AnthropicWriter(AnthropicAnswer a) : a_(std::move(a)) {}
 
+  void set_prompt_tokens(int32_t tokens) override { prompt_tokens_ = tokens; }
   std::string stream_start() override;
   std::string stream_delta(size_t index, const toolcall::OutputDelta& d,
                            const std::vector<TokenLogprob>& logprobs) override;
@@ -48,6 +48,7 @@ class AnthropicWriter : public AnswerWriter {
   std::string block_delta(nlohmann::json delta) const;
 
   AnthropicAnswer a_;
+  int32_t prompt_tokens_ = 0;
   Block open_ = Block::None;
   size_t next_index_ = 0;   // the index the next content block gets
   size_t open_call_ = 0;    // the parser's call index of the open tool_use block

@@ -46,6 +46,8 @@ class Generation {
   int error_status() const { return error_status_; }
   const std::string& error() const { return error_; }
   const std::string& finish_reason() const { return finish_reason_; }  // "stop" | "length"
+  // The stop string that ended the answer, empty when none did.
+  const std::string& stop_sequence() const { return stop_.matched_string(); }
   Usage usage() const;
   uint64_t request_id() const { return handle_->id(); }
 

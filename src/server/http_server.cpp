@@ -151,11 +151,16 @@ Dispatch HttpServer::Impl::dispatch(const RequestHead& head) {
   Dispatch d;
   auto route = find_route(path);
   if (!route) {
+    // Anthropic clients read errors in their own shape, under their own prefix too.
+    const ErrorStyle style =
+        path.starts_with("/v1/messages") ? ErrorStyle::Anthropic : ErrorStyle::OpenAI;
     d.early = response_for(ApiError(404,
                                     fmt::format("no route {} {}; see /v1/models, "
-                                                "/v1/chat/completions, /v1/completions",
+                                                "/v1/chat/completions, /v1/completions, "
+                                                "/v1/responses, /v1/messages",
                                                 method, path),
-                                    "", "", "not_found"));
+                                    "", "", "not_found"),
+                           style);
     return d;
   }
   if (method != route->method) {

@@ -12,7 +12,13 @@ std::string StopMatcher::push(const std::string& text) {
   if (matched_) return "";
   held_ += text;
   size_t first = std::string::npos;
-  for (const auto& s : stops_) first = std::min(first, held_.find(s));
+  for (const auto& s : stops_) {
+    size_t at = held_.find(s);
+    if (at < first) {
+      first = at;
+      matched_string_ = s;
+    }
+  }
   if (first != std::string::npos) {
     matched_ = true;
     std::string out = held_.substr(0, first);

@@ -15,11 +15,14 @@ class StopMatcher {
   // At the end of generation: the held-back text (nothing after a match).
   std::string flush();
   bool matched() const { return matched_; }
+  // The stop string that matched (the earliest in the text), empty before a match.
+  const std::string& matched_string() const { return matched_string_; }
 
  private:
   std::vector<std::string> stops_;
   std::string held_;
   bool matched_ = false;
+  std::string matched_string_;
 };
 
 }  // namespace baton::server

@@ -375,6 +375,37 @@ TEST(AnthropicApi, StreamedMessage) {
   EXPECT_TRUE(h.wait_idle());
 }
 
+TEST(AnthropicApi, StopSequenceIsNamedAndPromptSizeComesFirst) {
+  ServerHarness h;
+  const std::string expected = h.expected_text(plain_prompt("Hello"), 12);
+  ASSERT_GE(expected.size(), 4u);
+  // A stop string from inside the answer: the text ends before it and the message says which.
+  size_t at = 2;
+  while (at + 2 < expected.size() && expected.find(expected.substr(at, 2)) != at) ++at;
+  const std::string stop = expected.substr(at, 2);
+  ASSERT_EQ(expected.find(stop), at);
+  json body = hello(false);
+  body["stop_sequences"] = json::array({"never-there", stop});
+  auto r = post(*h.client(), "/v1/messages", body);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json j = parse(r->body);
+  EXPECT_EQ(j["stop_reason"], "stop_sequence") << r->body;
+  EXPECT_EQ(j["stop_sequence"], stop);
+  EXPECT_EQ(j["content"][0]["text"], expected.substr(0, at));
+  body["stream"] = true;
+  r = post(*h.client(), "/v1/messages", body);
+  ASSERT_TRUE(r);
+  auto evs = events_of(r->body);
+  ASSERT_GE(evs.size(), 3u) << r->body;
+  EXPECT_EQ(evs.front().data["message"]["usage"]["input_tokens"],
+            static_cast<int>(plain_prompt("Hello").size()));
+  const json& end = evs[evs.size() - 2].data;
+  EXPECT_EQ(end["delta"]["stop_reason"], "stop_sequence");
+  EXPECT_EQ(end["delta"]["stop_sequence"], stop);
+  EXPECT_TRUE(h.wait_idle());
+}
+
 TEST(AnthropicApi, ToolHistoryIsRendered) {
   ServerHarness h;
   json body = hello(false);
@@ -502,6 +533,8 @@ TEST(AnthropicApi, ErrorsInAnthropicShape) {
   body["max_tokens"] = 4090;
   expect_anthropic_error(post(*c, "/v1/messages", body), 400, "invalid_request_error",
                          "over the context");
+  expect_anthropic_error(post(*c, "/v1/messages/batches", hello(false)), 404, "not_found_error",
+                         "an unknown path under /v1/messages");
   for (const char* path : {"/v1/messages", "/v1/messages/count_tokens"}) {
     r = c->Get(path);
     expect_anthropic_error(r, 405, "invalid_request_error", std::string("GET ") + path);
