@@ -94,6 +94,9 @@ std::shared_ptr<const ChatSetup> make_chat_setup(const ChatOptions& opts,
   s->eos_text = codec.eos_text();
   s->add_bos = codec.default_add_bos();
   s->reasoning = opts.reasoning;
+  s->knows_developer = source.find("developer") != std::string::npos &&
+                       (model.tool_use.empty() || !opts.template_text.empty() ||
+                        model.tool_use.find("developer") != std::string::npos);
   return s;
 }
 
@@ -105,6 +108,11 @@ ojson render_context(const ChatSetup& setup, const ChatFields& req, bool with_to
   ojson ctx = setup.kwargs;
   for (auto& [k, v] : req.template_kwargs.items()) ctx[k] = v;
   ctx["messages"] = req.messages;
+  if (!setup.knows_developer) {
+    for (auto& m : ctx["messages"]) {
+      if (m.value("role", "") == "developer") m["role"] = "system";
+    }
+  }
   if (with_tools) {
     if (req.tool_choice == ToolChoice::Named) {
       ojson only = ojson::array();

@@ -34,6 +34,9 @@ struct ChatSetup {
   std::string bos_text, eos_text;
   bool add_bos = false;  // prepend BOS unless the rendered prompt starts with its text
   bool reasoning = true;
+  // The template reads the `developer` role (gpt-oss, the defaults); for the others a developer
+  // message is renamed `system`, since many templates drop a role they do not know.
+  bool knows_developer = false;
 };
 
 // Throws std::runtime_error with the fix when --tool-call-format is unknown or

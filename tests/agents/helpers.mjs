@@ -122,3 +122,48 @@ export async function withServer(script, body, opts = {}) {
   }
   return server;
 }
+
+// Runs a command to its end (SIGKILL after timeoutMs): { code, signal, stdout, stderr }.
+export function runProcess(cmd, args, opts, timeoutMs) {
+  return new Promise((resolve) => {
+    const p = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => { stdout += d; });
+    p.stderr.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
+    p.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+// A CLI run's outcome for failure messages: exit status, stdout, the tail of stderr.
+export function describeRun(r, lines = 40) {
+  return `exit ${r.code ?? r.signal}\n--- stdout ---\n${r.stdout}\n--- stderr tail ---\n${
+    r.stderr.split('\n').slice(-lines).join('\n')}`;
+}
+
+// The events of a server-sent-event body: [{ event, data }] with data parsed as JSON.
+export function parseSse(text) {
+  const events = [];
+  for (const block of text.split(/\r?\n\r?\n/)) {
+    let event = null;
+    const data = [];
+    for (const line of block.split(/\r?\n/)) {
+      if (line.startsWith('event:')) event = line.slice(6).trim();
+      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+    }
+    if (!data.length) continue;
+    const joined = data.join('\n');
+    events.push({ event, data: joined === '[DONE]' ? joined : JSON.parse(joined) });
+  }
+  return events;
+}
+
+// The environment a CLI under test gets: nothing of ours but PATH, plus `extra` (HOME and the
+// switches that keep it offline).
+export function cliEnv(extra) {
+  return { PATH: process.env.PATH, NO_COLOR: '1', ...extra };
+}

@@ -1,5 +1,5 @@
 // The `openai` npm SDK: tool calls non-streamed and streamed, tool_choice, the tool-result turn,
-// content before a call, and reasoning_content, against the scripted server.
+// content before a call, reasoning_content and n > 1 choices, against the scripted server.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import OpenAI from 'openai';
@@ -89,6 +89,19 @@ test('plain chat renders the template and streams text', async () => {
       'the prompt is the ChatML rendering of the message');
     assert.equal(req.rule, 'hello');
   }, { name: 'plain' });
+});
+
+test('a developer message is the system turn', async () => {
+  const script = { rules: [{ name: 'hello', contains: ['Say hello'], reply: 'Bonjour.' }] };
+  await withServer(script, async (server) => {
+    const r = await create(server, { messages: [
+      { role: 'developer', content: 'Answer in French.' }, { role: 'user', content: 'Say hello' },
+    ] });
+    assert.equal(r.choices[0].message.content, 'Bonjour.');
+    const [req] = server.requests();
+    assert.ok(req.prompt.includes('<|im_start|>system\nAnswer in French.<|im_end|>'),
+      'the developer text is the system turn, not dropped by the template');
+  }, { name: 'developer' });
 });
 
 test('non-streamed tool call: message.tool_calls and finish_reason tool_calls', async () => {
@@ -251,6 +264,40 @@ test('<think> becomes reasoning_content, streamed and not', async () => {
     assert.deepEqual(calls.map((c) => [c.name, JSON.parse(c.arguments)]), [['get_weather', { city: 'Rome' }]]);
     assert.equal(t.finish, 'tool_calls');
   }, { name: 'reasoning' });
+});
+
+test('n: 3 gives three choices with indices 0..2, non-streamed and streamed', async () => {
+  // Each choice is its own request to the backend; one rule answers them all.
+  const script = { rules: [{ name: 'any', reply: 'One of three.' }] };
+  await withServer(script, async (server) => {
+    const messages = [{ role: 'user', content: 'Say something' }];
+    const one = await create(server, { messages });
+    const r = await create(server, { messages, n: 3 });
+    assert.deepEqual(r.choices.map((c) => c.index), [0, 1, 2]);
+    for (const c of r.choices) {
+      assert.equal(c.message.content, 'One of three.');
+      assert.equal(c.finish_reason, 'stop');
+    }
+    assert.equal(r.usage.completion_tokens, 3 * one.usage.completion_tokens, 'usage counts all three');
+    assert.equal(r.usage.prompt_tokens, one.usage.prompt_tokens, 'the prompt counts once');
+
+    const stream = await create(server, { messages, n: 3, stream: true });
+    const content = {};
+    const finish = {};
+    await withTimeout((async () => {
+      for await (const chunk of stream) {
+        for (const c of chunk.choices) {
+          content[c.index] = (content[c.index] ?? '') + (c.delta?.content ?? '');
+          if (c.finish_reason) finish[c.index] = c.finish_reason;
+        }
+      }
+    })(), 30000, 'reading the stream');
+    assert.deepEqual(content, { 0: 'One of three.', 1: 'One of three.', 2: 'One of three.' });
+    assert.deepEqual(finish, { 0: 'stop', 1: 'stop', 2: 'stop' });
+    const reqs = server.requests();
+    assert.equal(reqs.length, 7, 'one backend request per choice');
+    assert.ok(reqs.every((q) => q.rule === 'any' && q.prompt === reqs[0].prompt), 'the same prompt');
+  }, { name: 'n3' });
 });
 
 test('an unscripted request says so in its reply', async () => {

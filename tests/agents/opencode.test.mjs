@@ -4,34 +4,20 @@
 // are a fresh temp dir and the OPENCODE_DISABLE_* switches stop the update check, the models.dev
 // fetch, default plugins, LSP downloads and sharing (loopback is all it reaches).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 
-import { API_KEY, MODEL_ID, toolCallText, withServer } from './helpers.mjs';
+import {
+  API_KEY, MODEL_ID, cliEnv, describeRun, runProcess, toolCallText, withServer,
+} from './helpers.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 // The platform package itself (the opencode-ai wrapper lists every platform as optional, and
 // not all of them are in every registry mirror, which breaks `npm ci`); other platforms skip.
 const OPENCODE = path.join(HERE, 'node_modules', 'opencode-linux-x64', 'bin', 'opencode');
 const SECRET = 'the launch code is PLUM-7731';
-
-function run(cmd, args, opts, timeoutMs) {
-  return new Promise((resolve) => {
-    const p = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => { stdout += d; });
-    p.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
-    p.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-}
 
 const skip = fs.existsSync(OPENCODE) ? false : `no OpenCode binary for this platform (${OPENCODE})`;
 
@@ -66,8 +52,7 @@ test('opencode run: reads a file through the read tool and answers', { skip }, a
       autoupdate: false,
       share: 'disabled',
     }, null, 2));
-    const env = {
-      PATH: process.env.PATH,
+    const env = cliEnv({
       HOME: home,
       XDG_CONFIG_HOME: path.join(home, '.config'),
       XDG_DATA_HOME: path.join(home, '.local', 'share'),
@@ -79,12 +64,10 @@ test('opencode run: reads a file through the read tool and answers', { skip }, a
       OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
       OPENCODE_DISABLE_SHARE: '1',
       OPENCODE_DISABLE_CLAUDE_CODE: '1',
-      NO_COLOR: '1',
-    };
-    const r = await run(OPENCODE, ['run', '--print-logs', 'What do the notes in notes.txt say?'],
+    });
+    const r = await runProcess(OPENCODE, ['run', '--print-logs', 'What do the notes in notes.txt say?'],
       { cwd: project, env }, 120000);
-    const out = `exit ${r.code ?? r.signal}\n--- stdout ---\n${r.stdout}\n--- stderr tail ---\n${
-      r.stderr.split('\n').slice(-40).join('\n')}`;
+    const out = describeRun(r);
     assert.equal(r.code, 0, out);
     assert.ok(r.stdout.includes('The notes say: the launch code is PLUM-7731.'), out);
 

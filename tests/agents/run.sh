@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Agent clients (openai, Vercel AI SDK, LangChain JS, OpenCode) doing tool calls against baton's
-# HTTP layer, chat templates and tool-call parsers, over baton_scripted_server (a scripted backend
-# instead of a model, so every tool call is deterministic).
+# Agent clients (openai chat and Responses, Anthropic SDK, Vercel AI SDK, LangChain JS, OpenCode,
+# Codex CLI, Claude Code) doing tool calls against baton's HTTP layer, chat templates and tool-call
+# parsers, over baton_scripted_server (a scripted backend instead of a model, so every tool call
+# is deterministic).
 # Usage: bash tests/agents/run.sh <baton_scripted_server> <baton>
 # Installs the locked packages into tests/agents/node_modules (git-ignored), picks the
 # vocabulary and chat template, then runs `node --test`; each scenario starts its own server
@@ -27,7 +28,7 @@ BATON="$(abs "$2")"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 SHARED="${BATON_SHARED_DIR:-$HERE/../../../shared}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/baton-agents.XXXXXX")"
-# BATON_AGENTS_KEEP=1 keeps the scenarios' scripts, request logs and OpenCode projects.
+# BATON_AGENTS_KEEP=1 keeps the scenarios' scripts, request logs and the CLIs' projects.
 if [ "${BATON_AGENTS_KEEP:-0}" = 1 ]; then
   echo "run.sh: keeping $WORK" >&2
 else

@@ -214,6 +214,23 @@ TEST(ChatPrompt, KwargsFromTheServerAndTheRequest) {
   EXPECT_EQ(build_chat_prompt(*setup, req, codec).text, "server|False|1|True");
 }
 
+TEST(ChatPrompt, DeveloperIsSystemForTemplatesThatDoNotKnowIt) {
+  testing::FakeCodec codec;
+  auto req = fields(R"({"messages": [{"role": "developer", "content": "rules"},
+                                     {"role": "user", "content": "x"}]})");
+  ChatOptions o;
+  // Like Qwen 2.5: a role the template does not name is silently skipped.
+  o.template_text =
+      "{% for m in messages %}{% if m.role in ['system', 'user'] %}[{{ m.role }}:{{ m.content }}]"
+      "{% endif %}{% endfor %}";
+  EXPECT_EQ(build_chat_prompt(*make_chat_setup(o, {}, codec), req, codec).text,
+            "[system:rules][user:x]");
+  // A template that names the role gets it as sent.
+  o.template_text = "{% for m in messages %}[{{ m.role }}]{% endfor %}{# developer #}";
+  EXPECT_EQ(build_chat_prompt(*make_chat_setup(o, {}, codec), req, codec).text,
+            "[developer][user]");
+}
+
 TEST(ChatPrompt, TemplateErrorsAre400sWithTheTemplatesMessage) {
   testing::FakeCodec codec;
   ChatOptions o;
