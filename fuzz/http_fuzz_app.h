@@ -110,7 +110,8 @@ inline HeadLimits fuzz_limits() {
 
 // What every answer must satisfy whatever the bytes were; empty when it does, else why not.
 // No 500 (an exception a handler did not turn into an ApiError), every error a JSON
-// {"error": {message, type, param, code}} body, every JSON answer valid JSON.
+// {"error": {message, type, param, code}} body (Anthropic's routes: {"type": "error", "error":
+// {type, message}}), every JSON answer valid JSON.
 inline std::string check_response(const PipelineResponse& r) {
   if (r.async) return r.status == 200 || r.status == 0 ? "" : "async answer with a status";
   if (r.status < 200 || r.status > 599) return fmt::format("status {}", r.status);
@@ -123,8 +124,10 @@ inline std::string check_response(const PipelineResponse& r) {
     return fmt::format("{} body has no error object: {}", r.status, r.body);
   }
   const auto& e = j["error"];
+  // Anthropic's routes answer {"type": "error", "error": {type, message}}.
+  const bool anthropic = j.value("type", "") == "error";
   if (!e.contains("message") || !e["message"].is_string() || !e.contains("type") ||
-      !e["type"].is_string() || !e.contains("param") || !e.contains("code")) {
+      !e["type"].is_string() || (!anthropic && (!e.contains("param") || !e.contains("code")))) {
     return fmt::format("{} error object lacks message/type/param/code: {}", r.status, r.body);
   }
   return "";

@@ -78,6 +78,29 @@ inline std::vector<HttpSeed> valid_seeds() {
       {"metrics", req("GET", "/metrics"), {200}},
       {"status", req("GET", "/status"), {200}},
       {"chat", post(chat_path, chat()), {503}},
+      {"chat-n-three", post(chat_path, chat(R"(,"n":3,"stream":true)")), {503}},
+      {"completion-prompt-list",
+       post(cmpl, R"({"prompt":["a",[1,2]],"n":2,"echo":true,"best_of":3})"),
+       {503}},
+      {"responses-items",
+       post("/v1/responses",
+            R"({"input":[{"type":"message","role":"developer","content":[{"type":"input_text",)"
+            R"("text":"be brief"}]},{"type":"function_call","call_id":"c1","name":"f",)"
+            R"("arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"ok"}],)"
+            R"("tools":[{"type":"function","name":"f","parameters":{"type":"object"}},)"
+            R"({"type":"web_search"}],"stream":true,"store":false})"),
+       {503}},
+      {"messages-tools",
+       post("/v1/messages",
+            R"({"model":"m","max_tokens":8,"system":[{"type":"text","text":"s"}],"messages":[)"
+            R"({"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use",)"
+            R"("id":"t1","name":"f","input":{}}]},{"role":"user","content":[{"type":)"
+            R"("tool_result","tool_use_id":"t1","content":"ok"}]}],"stream":true})"),
+       {503}},
+      {"count-tokens",
+       post("/v1/messages/count_tokens",
+            R"({"model":"m","messages":[{"role":"user","content":"hi"}]})"),
+       {200}},
       {"chat-stream",
        post(chat_path, chat(R"(,"stream":true,"stream_options":{"include_usage":true})")),
        {503}},
@@ -224,6 +247,17 @@ inline std::vector<HttpSeed> hostile_seeds() {
       {"not-object", post(chat_path, "[1,2]"), {400}},
       {"empty-messages", post(chat_path, R"({"messages":[]})"), {400}},
       {"n-too-many", post(chat_path, chat(R"(,"n":65)")), {400}},
+      {"responses-previous-id",
+       post("/v1/responses", R"({"input":"x","previous_response_id":"r"})"),
+       {400}},
+      {"responses-unknown-item", post("/v1/responses", R"({"input":[{"type":"nope"}]})"), {400}},
+      {"messages-no-max-tokens",
+       post("/v1/messages", R"({"model":"m","messages":[{"role":"user","content":"x"}]})"),
+       {400}},
+      {"messages-bad-block",
+       post("/v1/messages",
+            R"({"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":7}]}]})"),
+       {400}},
       {"wrong-model", post(chat_path, R"({"model":"gpt-4","messages":[{"role":"user"}]})"), {400}},
       {"max-tokens-over", post(cmpl, R"({"prompt":"x","max_tokens":99999999})"), {400}},
       {"tools", post(chat_path, chat(R"(,"tools":[{"type":"function"}])")), {400}},
