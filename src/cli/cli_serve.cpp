@@ -143,6 +143,7 @@ std::string try_it_line(const ServeArgs& a, int port) {
 
 void serve(ServeArgs a, bool ctx_given) {
   read_chat_flags(a);
+  a.model = resolve_model_arg(a.model);  // hf:REPO/FILE downloads first
   if (a.server.api_key.empty()) {
     if (const char* k = std::getenv("BATON_API_KEY")) a.server.api_key = k;
   }
@@ -198,9 +199,29 @@ void add_sched_flags(CLI::App* cmd, sched::SchedConfig& s, bool& no_prefix_cache
   cmd->add_option("--itl-target-ms", s.itl_target_ms,
                   "size mixed steps to meet this inter-token latency (0 = off)")
       ->capture_default_str();
+  cmd->add_option("--max-step-ms", s.max_step_ms,
+                  "cap every step's prefill quantum so its measured cost stays within this "
+                  "(--prefill-chunk stays the upper bound; 0 = off)")
+      ->capture_default_str();
   cmd->add_option("--kv-ram-mb", s.kv_ram_mb, "KV cache RAM (0 = sized from ctx x parallel)")
       ->capture_default_str();
   cmd->add_flag("--no-prefix-cache", no_prefix_cache, "do not reuse cached prompt prefixes");
+  cmd->add_flag("--prefill-preempt,!--no-prefill-preempt", s.prefill_preempt,
+                "when every slot is taken, park the longest running prefill for a shorter "
+                "waiting request (default on)");
+  cmd->add_option("--preempt-min-tokens", s.preempt_min_tokens,
+                  "never park a prefill that has computed fewer tokens than this")
+      ->capture_default_str();
+  cmd->add_option("--preempt-max-per-request", s.preempt_max_per_request,
+                  "most times one request is parked for another")
+      ->capture_default_str();
+  cmd->add_option("--preempt-max-wait-s", s.preempt_max_wait_s,
+                  "a parked request that has waited this long in total takes a slot back")
+      ->capture_default_str();
+  cmd->add_option("--park-ram-mb", s.park_ram_mb,
+                  "KV a parked prefill may keep pinned; beyond it, blocks go back to the prefix "
+                  "cache and are recomputed (or reused) on resume")
+      ->capture_default_str();
   cmd->add_option("--send-stall-timeout-ms", s.send_stall_timeout_ms,
                   "fail a request whose client stops reading for this long")
       ->capture_default_str();
@@ -217,7 +238,9 @@ void register_serve(CLI::App& app) {
                                  "OpenAI-compatible HTTP server (/v1/chat/completions, "
                                  "/v1/completions, /metrics, /status)");
   auto& o = a->server;
-  cmd->add_option("-m,--model", a->model, "model .gguf file")->required();
+  cmd->add_option("-m,--model", a->model,
+                  "model .gguf file, or hf:REPO/FILE.gguf to download it first (baton pull)")
+      ->required();
   cmd->add_option("--host", o.host, "address to listen on (loopback by default)")
       ->capture_default_str();
   cmd->add_option("--port", o.port, "port to listen on")->capture_default_str();

@@ -20,5 +20,10 @@ void register_serve(CLI::App& app);            // serve
 void register_bench_engine(CLI::App& bench);   // bench engine
 void register_bench_serve(CLI::App& bench);    // bench serve
 void register_bench_grammar(CLI::App& bench);  // bench grammar
+void register_pull(CLI::App& app);             // pull, models
+
+// `-m hf:REPO/FILE`: pulls it into the cache (progress on stderr) and returns the local path;
+// any other value is returned as given.
+std::string resolve_model_arg(const std::string& model);
 
 }  // namespace baton::cli

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "baton 0.1.0");
   baton::cli::register_serve(app);
+  baton::cli::register_pull(app);
   baton::cli::register_run(app);
   auto* bench = app.add_subcommand("bench", "benchmarks: engine speed, or a server under load");
   bench->require_subcommand(1);
