@@ -18,7 +18,9 @@
 
 namespace baton::sched {
 
-enum class RequestState { Queued, Prefilling, Decoding, Finished, Cancelled, Failed };
+// Parked: out of its slot at a step boundary (KV pressure or prefill preemption), waiting to
+// resume ahead of new arrivals; it keeps its tokens and sampler, so it resumes bit-exactly.
+enum class RequestState { Queued, Prefilling, Decoding, Parked, Finished, Cancelled, Failed };
 const char* state_name(RequestState s);
 
 enum class FinishReason { Stop, Length, Cancelled, Failed, Shutdown };
@@ -60,6 +62,7 @@ struct RequestStats {
   double time_to_first_token_ms = 0;
   double total_ms = 0;
   int32_t prefill_chunks = 0;
+  int32_t parks = 0;  // times it left its slot and resumed (or ended while parked)
 };
 
 struct Event {
@@ -105,6 +108,12 @@ struct RequestStatus {
   int32_t cached_tokens = 0;
   int32_t generated = 0;
   double ms_waited = 0;  // since arrival
+  // Parked requests only.
+  std::string parked_why;  // "kv_pressure" or "prefill_preempt"
+  double ms_parked = 0;    // this time
+  int32_t position = 0;    // positions it had computed when parked
+  int32_t blocks_kept = 0;
+  int32_t parks = 0;  // times parked so far
 };
 
 struct StatusSnapshot {

@@ -84,6 +84,8 @@ std::shared_ptr<RequestHandle> LoopCore::submit(GenerateRequest req) {
                        "tokens (--ctx)",
                        n_prompt, req.max_tokens, total, config_.ctx));
   }
+  // Admission reserves only what a request needs now, but one that could not finish even alone
+  // in the pool would be parked and resumed forever: refuse it here.
   const int32_t reserve = blocks_for(total, pool_.block_size());
   if (reserve > pool_.n_blocks()) {
     reject(SubmitError::Code::TooLong,
@@ -98,8 +100,8 @@ std::shared_ptr<RequestHandle> LoopCore::submit(GenerateRequest req) {
   }
   r->id = next_id_++;
   r->seq = next_seq_++;
-  r->reserve_blocks = reserve;
   r->n_prompt = static_cast<int32_t>(n_prompt);
+  r->n_fill = r->n_prompt;
   r->tokens = req.prompt;
   r->chain_hash = pool_.root_hash();
   r->sampler = std::make_unique<engine::Sampler>(req.sampling);
@@ -137,7 +139,7 @@ void LoopCore::stop_admitting() {
 }
 
 bool LoopCore::has_requests() const {
-  if (!running_.empty()) return true;
+  if (!running_.empty() || !parked_.empty()) return true;
   std::lock_guard<std::mutex> lock(mu_);
   return !waiting_.empty();
 }
@@ -153,6 +155,9 @@ void LoopCore::finish_all(FinishReason why) {
   auto running = std::move(running_);
   running_.clear();
   for (auto& r : running) finish(*r, why, "", now);
+  auto parked = std::move(parked_);
+  parked_.clear();
+  for (auto& r : parked) finish(*r, why, "", now);
   publish(now);
 }
 
@@ -181,21 +186,32 @@ StatusSnapshot LoopCore::status() const {
 
 void LoopCore::publish(Clock::time_point now) {
   std::vector<RequestStatus> rs;
-  rs.reserve(running_.size());
-  for (const auto& r : running_) {
-    RequestStatus st;
-    st.id = r->id;
-    st.state = r->state;
-    st.prompt_tokens = r->n_prompt;
-    st.prompt_done = std::min(r->n_kv, r->n_prompt);
-    st.cached_tokens = r->cached_tokens;
-    st.generated = r->generated;
-    st.ms_waited = ms_between(r->arrival, now);
-    rs.push_back(st);
+  rs.reserve(running_.size() + parked_.size());
+  for (const auto* list : {&running_, &parked_}) {
+    for (const auto& r : *list) {
+      RequestStatus st;
+      st.id = r->id;
+      st.state = r->state;
+      st.prompt_tokens = r->n_prompt;
+      st.prompt_done = std::min(r->n_kv, r->n_prompt);
+      st.cached_tokens = r->cached_tokens;
+      st.generated = r->generated;
+      st.ms_waited = ms_between(r->arrival, now);
+      if (r->parked_since) {
+        st.parked_why = r->park_why;
+        st.ms_parked = ms_between(*r->parked_since, now);
+        st.position = r->parked_position;
+        st.blocks_kept = static_cast<int32_t>(r->block_table.size());
+        st.parks = r->parks;
+      }
+      rs.push_back(st);
+    }
   }
+  std::sort(rs.begin(), rs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   std::lock_guard<std::mutex> lock(mu_);
   running_status_ = std::move(rs);
   metrics_.requests_running = static_cast<int64_t>(running_.size());
+  metrics_.parked_requests = static_cast<int64_t>(parked_.size());
   metrics_.requests_waiting = static_cast<int64_t>(waiting_.size());
   metrics_.kv_blocks_used = pool_.used();
   metrics_.kv_blocks_cached = pool_.cached_unreferenced();
@@ -218,6 +234,14 @@ void LoopCore::count_step(int32_t decode_rows, int32_t prefill_tokens, double st
   longest = std::max(longest, step_ms / 1000.0);
   metrics_.decode_rows_total += static_cast<uint64_t>(decode_rows);
   metrics_.prefill_tokens_total += static_cast<uint64_t>(prefill_tokens);
+}
+
+int64_t LoopCore::table_refs() const {
+  int64_t n = 0;
+  for (const auto* list : {&running_, &parked_}) {
+    for (const auto& r : *list) n += static_cast<int64_t>(r->block_table.size());
+  }
+  return n;
 }
 
 Request* LoopCore::find_running(uint64_t id) {

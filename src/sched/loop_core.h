@@ -34,11 +34,15 @@ class LoopCore {
   // Loop thread: ends every request with `why`.
   void finish_all(FinishReason why);
   bool has_requests() const;  // loop thread: anything running or waiting
-  bool has_running() const { return !running_.empty(); }
+  // Loop thread: anything holding or owed a slot (parked requests resume during shutdown grace).
+  bool has_running() const { return !running_.empty() || !parked_.empty(); }
 
   Metrics metrics() const;
   StatusSnapshot status() const;
   const kv::BlockPool& pool() const { return pool_; }  // loop thread (or after it stopped)
+  // Loop thread: block-table entries of every live request (each pins one pool reference), so
+  // tests can check that blocks are conserved after every step.
+  int64_t table_refs() const;
 
  private:
   using ReqPtr = std::shared_ptr<Request>;
@@ -46,6 +50,16 @@ class LoopCore {
   void reap_waiting();  // cancelled (or, once shutting down, all) queued requests end
   void reap_running(Clock::time_point now);
   void ensure_decode_blocks();
+  bool make_room_for_decode(Request& r, Clock::time_point now);  // false: r parked or failed
+  Request* kv_victim();  // the most recently admitted running request
+  void park(Request& r, const char* why, bool keep_blocks, Clock::time_point now);
+  bool drop_parked_blocks();
+  void forget_kv(Request& r);  // its blocks back to the prefix cache; it recomputes from 0  //
+                               // releases the kept blocks of one parked request
+  bool may_park(const Request& r) const;
+  void move_parked();  // parked requests leave running_ for parked_
+  void resume(const ReqPtr& r, Clock::time_point now);
+  int32_t blocks_needed_now(const Request& r) const;
   PolicyInput build_input();
   void admit(const std::vector<uint64_t>& ids, Clock::time_point now);
   void attach_prefix(Request& r);
@@ -74,7 +88,8 @@ class LoopCore {
   uint64_t next_id_ = 1;   // guarded by mu_
   uint64_t next_seq_ = 0;  // guarded by mu_
 
-  std::vector<ReqPtr> running_;  // loop thread only; arrival order
+  std::vector<ReqPtr> running_;  // loop thread only; admission order
+  std::vector<ReqPtr> parked_;   // loop thread only; arrival order (resumed oldest first)
 
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable cv_;

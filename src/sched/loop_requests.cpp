@@ -33,6 +33,7 @@ const char* status_label(FinishReason why) {
 
 void LoopCore::drop_finished() {
   std::erase_if(running_, [](const ReqPtr& r) { return ended(r->state); });
+  std::erase_if(parked_, [](const ReqPtr& r) { return ended(r->state); });
 }
 
 void LoopCore::reap_waiting() {
@@ -54,6 +55,14 @@ void LoopCore::reap_waiting() {
 
 void LoopCore::admit(const std::vector<uint64_t>& ids, Clock::time_point now) {
   for (uint64_t id : ids) {
+    auto p =
+        std::find_if(parked_.begin(), parked_.end(), [id](const ReqPtr& q) { return q->id == id; });
+    if (p != parked_.end()) {
+      ReqPtr r = *p;
+      parked_.erase(p);
+      resume(r, now);
+      continue;
+    }
     ReqPtr r;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -66,6 +75,7 @@ void LoopCore::admit(const std::vector<uint64_t>& ids, Clock::time_point now) {
     r->channel->set_state(RequestState::Prefilling);
     r->admitted = now;
     attach_prefix(*r);
+    r->cached_tokens = r->n_kv;
     {
       std::lock_guard<std::mutex> lock(mu_);
       metrics_.queue_time.observe(ms_between(r->arrival, now) / 1000.0);
@@ -80,10 +90,76 @@ void LoopCore::admit(const std::vector<uint64_t>& ids, Clock::time_point now) {
   }
 }
 
+// Leaves the slot at a step boundary. Its blocks either stay pinned (within --park-ram-mb), or
+// go back to the prefix cache, named, so the resume's lookup reuses whatever is still cached.
+// Tokens, sampler and constraint stay, so the resumed request continues exactly where it was.
+void LoopCore::park(Request& r, const char* why, bool keep_blocks, Clock::time_point now) {
+  // Mid-decode the last sampled token has no KV yet: the resume computes it and samples next.
+  if (r.decoding()) r.n_fill = static_cast<int32_t>(r.tokens.size());
+  r.parked_position = r.n_kv;
+  const auto held = r.block_table.size();
+  if (!keep_blocks) forget_kv(r);
+  r.state = RequestState::Parked;
+  r.channel->set_state(RequestState::Parked);
+  r.park_why = why;
+  r.parked_since = now;
+  r.paused_since.reset();
+  r.starved_steps = 0;
+  ++r.parks;
+  log::info("req={} parked ({}): position {}/{} ({} generated), {} blocks {}, park #{}", r.id, why,
+            r.parked_position, r.n_fill, r.generated, held,
+            keep_blocks ? "kept pinned" : "released to the prefix cache", r.parks);
+}
+
+void LoopCore::forget_kv(Request& r) {
+  release_blocks(r, /*keep_partial=*/true);
+  r.n_kv = 0;
+  r.n_named_blocks = 0;
+  r.chain_hash = pool_.root_hash();
+}
+
+bool LoopCore::drop_parked_blocks() {
+  // The most recently parked gives its blocks back first: it would resume last.
+  for (auto it = parked_.rbegin(); it != parked_.rend(); ++it) {
+    Request& r = **it;
+    if (r.block_table.empty()) continue;
+    log::info("req={} parked: {} kept blocks released to the prefix cache (KV pressure)", r.id,
+              r.block_table.size());
+    forget_kv(r);
+    return true;
+  }
+  return false;
+}
+
+void LoopCore::move_parked() {
+  for (auto& r : running_) {
+    if (r->state == RequestState::Parked) parked_.push_back(r);
+  }
+  std::erase_if(running_, [](const ReqPtr& r) { return r->state == RequestState::Parked; });
+  std::stable_sort(parked_.begin(), parked_.end(),
+                   [](const ReqPtr& a, const ReqPtr& b) { return a->seq < b->seq; });
+}
+
+void LoopCore::resume(const ReqPtr& r, Clock::time_point now) {
+  const double parked_ms = r->parked_since ? ms_between(*r->parked_since, now) : 0;
+  r->parked_ms_total += parked_ms;
+  r->parked_since.reset();
+  r->state = RequestState::Prefilling;
+  r->channel->set_state(RequestState::Prefilling);
+  if (r->block_table.empty()) attach_prefix(*r);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++metrics_.prefill_resumes_total;
+  }
+  log::info("req={} resumed after {:.1f} ms parked ({}): {} of {} positions reused, {} to compute",
+            r->id, parked_ms, r->park_why, r->n_kv, r->n_fill, r->remaining_prompt());
+  running_.push_back(r);
+}
+
 void LoopCore::attach_prefix(Request& r) {
   if (!config_.prefix_cache) return;
-  std::span<const int32_t> prompt(r.tokens.data(), static_cast<size_t>(r.n_prompt));
-  kv::PrefixMatch m = pool_.lookup(prompt);
+  std::span<const int32_t> seq(r.tokens.data(), static_cast<size_t>(r.n_fill));
+  kv::PrefixMatch m = pool_.lookup(seq);
   r.block_table = m.blocks;
   r.n_kv = m.full_tokens;
   r.n_named_blocks = static_cast<int32_t>(m.blocks.size());
@@ -102,7 +178,6 @@ void LoopCore::attach_prefix(Request& r) {
     }
     pool_.release(m.tail_block);
   }
-  r.cached_tokens = r.n_kv;
 }
 
 void LoopCore::commit_full_blocks(Request& r) {

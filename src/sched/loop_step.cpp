@@ -16,6 +16,14 @@ bool LoopCore::step() {
   reap_running(now);
   ensure_decode_blocks();
   const StepPlan plan = plan_step(build_input());
+  for (const auto& p : plan.park) {
+    Request* r = find_running(p.id);
+    if (!r) continue;
+    park(*r, p.why, p.keep_blocks, now);
+    std::lock_guard<std::mutex> lock(mu_);
+    ++metrics_.prefill_preemptions_total;
+  }
+  move_parked();
   admit(plan.admit, now);
   const engine::StepBatch batch = build_batch(plan);
   if (batch.seqs.empty()) {
@@ -49,24 +57,59 @@ void LoopCore::reap_running(Clock::time_point now) {
              now);
     }
   }
+  for (auto& r : parked_) {
+    if (r->channel->cancel_requested()) finish(*r, FinishReason::Cancelled, "", now);
+  }
   drop_finished();
 }
 
 void LoopCore::ensure_decode_blocks() {
   const int32_t bs = pool_.block_size();
-  for (auto& r : running_) {
-    if (!r->decoding() || r->paused_since) continue;
-    if (r->n_kv < static_cast<int32_t>(r->block_table.size()) * bs) continue;
-    if (grow_table(*r, r->n_kv + 1)) continue;
-    // Reservations at admission make this unreachable unless the pool is shared oddly.
-    // TODO(parking): preempt (park) a prefilling request instead of failing this one.
-    finish(*r, FinishReason::Failed,
-           fmt::format("KV pool exhausted ({} blocks, all pinned) while decoding: raise "
-                       "--kv-ram-mb or lower --parallel",
-                       pool_.n_blocks()),
-           Clock::now());
+  const auto now = Clock::now();
+  // Oldest first, so under pressure the requests admitted last give way (vLLM-style).
+  for (size_t i = 0; i < running_.size(); ++i) {
+    Request& r = *running_[i];
+    if (!r.decoding() || r.paused_since) continue;
+    if (r.n_kv < static_cast<int32_t>(r.block_table.size()) * bs) continue;
+    make_room_for_decode(r, now);
   }
+  move_parked();
   drop_finished();
+}
+
+bool LoopCore::make_room_for_decode(Request& r, Clock::time_point now) {
+  while (!grow_table(r, r.n_kv + 1)) {
+    if (drop_parked_blocks()) continue;  // parked requests' pinned blocks go first
+    Request* victim = kv_victim();
+    const bool alone =
+        victim == &r && std::count_if(running_.begin(), running_.end(), [](const ReqPtr& q) {
+                          return q->decoding() || q->state == RequestState::Prefilling;
+                        }) == 1;
+    if (alone || !victim) {
+      // Submission refuses what cannot fit alone, so only a pool shared oddly gets here.
+      finish(r, FinishReason::Failed,
+             fmt::format("KV pool exhausted ({} blocks, all pinned) while decoding: raise "
+                         "--kv-ram-mb or lower --parallel",
+                         pool_.n_blocks()),
+             now);
+      return false;
+    }
+    park(*victim, "kv_pressure", /*keep_blocks=*/false, now);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++metrics_.kv_preemptions_total;
+    }
+    if (victim == &r) return false;
+  }
+  return true;
+}
+
+Request* LoopCore::kv_victim() {
+  for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
+    Request& r = **it;
+    if (r.state == RequestState::Prefilling || r.state == RequestState::Decoding) return &r;
+  }
+  return nullptr;
 }
 
 bool LoopCore::grow_table(Request& r, int32_t n_positions) {
@@ -85,34 +128,70 @@ PolicyInput LoopCore::build_input() {
   in.prefill_chunk = config_.prefill_chunk;
   in.mixed_prefill_chunk = config_.mixed_prefill_chunk;
   in.itl_target_ms = config_.itl_target_ms;
+  in.max_step_ms = config_.max_step_ms;
   in.aging_steps = config_.aging_steps;
   in.costs = costs_;
-  int32_t reserved = 0;
+  in.prefill_preempt = config_.prefill_preempt;
+  in.preempt_min_tokens = config_.preempt_min_tokens;
+  in.preempt_max_wait_ms = config_.preempt_max_wait_s * 1000.0;
+  const auto now = Clock::now();
+  int32_t committed = 0, kept = 0;
+  for (const auto& r : parked_) kept += static_cast<int32_t>(r->block_table.size());
   for (const auto& r : running_) {
-    reserved += r->reserve_blocks;
+    const auto held = static_cast<int32_t>(r->block_table.size());
+    const int32_t mine = std::max(held, blocks_needed_now(*r));
+    committed += mine;
+    in.admission_order.push_back(r->id);
     if (r->decoding()) {
-      in.decoders.push_back({r->id, r->paused_since.has_value()});
+      in.decoders.push_back({r->id, r->paused_since.has_value(), r->seq, held, mine, may_park(*r)});
     } else if (r->state == RequestState::Prefilling) {
-      in.prefilling.push_back({r->id, r->seq, r->remaining_prompt(), r->n_kv,
-                               static_cast<int32_t>(r->block_table.size()), r->starved_steps});
+      in.prefilling.push_back({r->id, r->seq, r->remaining_prompt(), r->n_kv, held,
+                               r->starved_steps, may_park(*r), mine});
     }
   }
+  const uint64_t bytes = info_.kv_bytes_per_block > 0 ? info_.kv_bytes_per_block : 1;
+  const auto budget =
+      static_cast<int64_t>((static_cast<uint64_t>(config_.park_ram_mb) << 20) / bytes);
+  in.park_budget_blocks = static_cast<int32_t>(std::clamp<int64_t>(budget - kept, 0, 1 << 30));
   in.free_slots = std::max(0, config_.parallel - static_cast<int32_t>(running_.size()));
   in.free_blocks = pool_.available();
-  in.unreserved_blocks = pool_.n_blocks() - reserved;
-  std::vector<ReqPtr> heads;
+  in.unreserved_blocks = pool_.n_blocks() - committed - kept;
+  // Parked requests come back ahead of new arrivals. With no slot free the head is still shown:
+  // preemption may make room for it.
+  const size_t n_heads = static_cast<size_t>(std::max(1, in.free_slots));
+  std::vector<ReqPtr> heads(parked_.begin(), parked_.begin() + std::min(parked_.size(), n_heads));
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (size_t i = 0; i < waiting_.size() && i < static_cast<size_t>(in.free_slots); ++i) {
+    for (size_t i = 0; i < waiting_.size() && heads.size() < n_heads; ++i) {
       heads.push_back(waiting_[i]);
     }
   }
   for (const auto& w : heads) {
-    std::span<const int32_t> prompt(w->tokens.data(), static_cast<size_t>(w->n_prompt));
-    int32_t reusable = config_.prefix_cache ? pool_.peek(prompt) : 0;
-    in.waiting.push_back({w->id, w->seq, w->n_prompt, reusable, w->reserve_blocks});
+    std::span<const int32_t> seq(w->tokens.data(), static_cast<size_t>(w->n_fill));
+    int32_t reusable = config_.prefix_cache ? pool_.peek(seq) : 0;
+    const auto own = static_cast<int32_t>(w->block_table.size());
+    const double parked_ms =
+        w->parked_ms_total + (w->parked_since ? ms_between(*w->parked_since, now) : 0);
+    in.waiting.push_back({w->id, w->seq, w->n_fill, std::max(reusable, w->n_kv),
+                          std::max(0, blocks_needed_now(*w) - own), w->parked_since.has_value(),
+                          parked_ms});
   }
   return in;
+}
+
+// The per-request preemption gates: --preempt-max-per-request and, in total, --preempt-max-wait-s.
+bool LoopCore::may_park(const Request& r) const {
+  if (r.parks >= config_.preempt_max_per_request) return false;
+  return config_.preempt_max_wait_s <= 0 || r.parked_ms_total < config_.preempt_max_wait_s * 1000.0;
+}
+
+// What a request needs to make progress now: its prompt (or, resumed, its sequence so far) and
+// a block of decode headroom, not its worst case (prompt + max_tokens). Running short later is
+// met by parking, not by failing.
+int32_t LoopCore::blocks_needed_now(const Request& r) const {
+  const int32_t bs = pool_.block_size();
+  const int32_t headroom = std::clamp(r.params.max_tokens - r.generated, 0, bs);
+  return (r.n_fill + headroom + bs - 1) / bs;
 }
 
 engine::StepBatch LoopCore::build_batch(const StepPlan& plan) {
@@ -142,7 +221,7 @@ engine::StepBatch LoopCore::build_batch(const StepPlan& plan) {
     c.start_pos = r->n_kv;
     c.tokens.assign(r->tokens.begin() + r->n_kv, r->tokens.begin() + r->n_kv + n);
     c.block_table = r->block_table;
-    c.want_logits = r->n_kv + n == r->n_prompt;
+    c.want_logits = r->n_kv + n == r->n_fill;
     batch.seqs.push_back(std::move(c));
     served.push_back(p.id);
   }
@@ -189,8 +268,8 @@ void LoopCore::apply_outputs(const engine::StepBatch& batch, const engine::StepO
     (prefill ? prefill_tokens : decode_rows) += prefill ? n : 1;
     if (prefill) {
       r->prefill_chunks.push_back({n, step_ms});
-      log::info("req={} prefill {}/{} ({}%) {:.0f} tok/s", r->id, r->n_kv, r->n_prompt,
-                100 * static_cast<int64_t>(r->n_kv) / std::max(1, r->n_prompt),
+      log::info("req={} prefill {}/{} ({}%) {:.0f} tok/s", r->id, r->n_kv, r->n_fill,
+                100 * static_cast<int64_t>(r->n_kv) / std::max(1, r->n_fill),
                 step_ms > 0 ? n * 1000.0 / step_ms : 0.0);
     }
     if (c.want_logits) {
@@ -234,9 +313,11 @@ bool LoopCore::sample_token(Request& r, const float* logits, engine::SampledToke
 void LoopCore::emit_token(Request& r, const float* logits, Clock::time_point now) {
   engine::SampledToken s;
   if (!sample_token(r, logits, s, now)) return;
+  // A request resumed from a park mid-decode is Prefilling again but has had its first token.
+  const bool first = r.first_token.time_since_epoch().count() == 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (r.state == RequestState::Prefilling) {
+    if (first) {
       metrics_.time_to_first_token.observe(ms_between(r.arrival, now) / 1000.0);
     } else {
       double gap = ms_between(r.last_token, now) / 1000.0;
@@ -245,9 +326,11 @@ void LoopCore::emit_token(Request& r, const float* logits, Clock::time_point now
     }
   }
   if (r.state == RequestState::Prefilling) {
-    r.first_token = now;
     r.state = RequestState::Decoding;
     r.channel->set_state(RequestState::Decoding);
+  }
+  if (first) {
+    r.first_token = now;
     log::info("req={} first token after {:.1f} ms (prompt {} tokens, {} cached)", r.id,
               ms_between(r.arrival, now), r.n_prompt, r.cached_tokens);
   }

@@ -49,6 +49,10 @@ struct Metrics {
   int64_t kv_blocks_used = 0;       // pinned by live requests
   int64_t kv_blocks_cached = 0;     // free but holding a reusable prefix
   uint64_t kv_evictions_total = 0;  // cached blocks dropped to make room
+  int64_t parked_requests = 0;
+  uint64_t kv_preemptions_total = 0;       // parked because decode rows needed blocks
+  uint64_t prefill_preemptions_total = 0;  // parked so a short request could take the slot
+  uint64_t prefill_resumes_total = 0;      // parked requests that took a slot again
 };
 
 }  // namespace baton::sched

@@ -23,7 +23,76 @@ int32_t fit_blocks(int32_t want, int32_t n_kv, int32_t held, int32_t free, int32
   return static_cast<int32_t>(std::clamp<int64_t>(capacity, 0, want));
 }
 
+struct Removed {
+  bool found = false;
+  bool may_park = false;
+  uint64_t seq = 0;
+  int32_t held = 0;
+  int32_t committed = 0;
+  int32_t n_kv = 0;
+};
+
+Removed find_running(const PolicyInput& in, uint64_t id) {
+  for (const auto& d : in.decoders) {
+    if (d.id == id) return {true, d.may_park, d.seq, d.held_blocks, d.committed, 0};
+  }
+  for (const auto& p : in.prefilling) {
+    if (p.id == id) return {true, p.may_park, p.seq, p.held_blocks, p.committed, p.n_kv};
+  }
+  return {};
+}
+
+// Takes `id` out of the running lists and gives its slot to the queue. Its blocks stay pinned
+// when the park budget allows and the head of the queue (needing `need` blocks) fits without
+// them; otherwise they go back to the prefix cache.
+Park park_running(PolicyInput& in, uint64_t id, const char* why, int32_t need) {
+  const Removed r = find_running(in, id);
+  std::erase_if(in.decoders, [id](const auto& d) { return d.id == id; });
+  std::erase_if(in.prefilling, [id](const auto& p) { return p.id == id; });
+  std::erase(in.admission_order, id);
+  ++in.free_slots;
+  Park park{id, why, false};
+  if (r.held > 0 && r.held <= in.park_budget_blocks &&
+      need <= in.unreserved_blocks + r.committed - r.held) {
+    park.keep_blocks = true;
+    in.unreserved_blocks += r.committed - r.held;
+    in.park_budget_blocks -= r.held;
+  } else {
+    in.unreserved_blocks += r.committed;
+    in.free_blocks += r.held;
+  }
+  return park;
+}
+
 }  // namespace
+
+std::vector<Park> plan_preemption(PolicyInput& in) {
+  std::vector<Park> parks;
+  if (in.free_slots > 0 || in.waiting.empty()) return parks;
+  const auto& w = in.waiting.front();
+  if (w.parked) {
+    // Kept out too long: the newest running request that arrived after it gives way.
+    if (in.preempt_max_wait_ms <= 0 || w.parked_ms < in.preempt_max_wait_ms) return parks;
+    for (auto it = in.admission_order.rbegin(); it != in.admission_order.rend(); ++it) {
+      const Removed r = find_running(in, *it);
+      if (!r.found || !r.may_park || r.seq < w.seq) continue;
+      if (w.reserve_blocks > in.unreserved_blocks + r.committed) continue;
+      parks.push_back(park_running(in, *it, "max_wait", w.reserve_blocks));
+      break;
+    }
+    return parks;
+  }
+  if (!in.prefill_preempt) return parks;
+  const int32_t work = w.prompt_tokens - w.reusable;
+  const PolicyInput::Prefiller* victim = nullptr;
+  for (const auto& p : in.prefilling) {
+    if (!p.may_park || p.n_kv < in.preempt_min_tokens || p.remaining <= work) continue;
+    if (w.reserve_blocks > in.unreserved_blocks + p.committed) continue;  // would not help
+    if (!victim || p.remaining > victim->remaining) victim = &p;
+  }
+  if (victim) parks.push_back(park_running(in, victim->id, "prefill_preempt", w.reserve_blocks));
+  return parks;
+}
 
 void CostModel::observe(int32_t decode_rows, int32_t prefill_tokens, double ms) {
   if (ms <= 0) return;
@@ -36,7 +105,9 @@ void CostModel::observe(int32_t decode_rows, int32_t prefill_tokens, double ms) 
   }
 }
 
-int32_t prefill_quantum(const PolicyInput& in) {
+namespace {
+
+int32_t mixed_or_idle_quantum(const PolicyInput& in) {
   if (in.decoders.empty()) return std::max(1, in.prefill_chunk);
   if (in.itl_target_ms <= 0 || !in.costs.measured()) return std::max(1, in.mixed_prefill_chunk);
   int32_t rows = 0;
@@ -45,6 +116,31 @@ int32_t prefill_quantum(const PolicyInput& in) {
   double tokens = std::floor(left_ms / in.costs.ms_per_prefill_token);
   double hi = std::max(in.prefill_chunk, kMinQuantum);
   return static_cast<int32_t>(std::clamp(tokens, static_cast<double>(kMinQuantum), hi));
+}
+
+// The quantum of the first steps under max_step_ms, before any cost is measured.
+constexpr int32_t kProbeQuantum = 128;
+
+// A step that runs past max_step_ms holds back every request that arrives during it, so the
+// quantum is cut to what the measured costs say fits (never below kMinQuantum, so a slow
+// machine still makes progress).
+int32_t cap_to_step_time(const PolicyInput& in, int32_t q) {
+  if (in.max_step_ms <= 0 || q <= kMinQuantum) return q;
+  // Nothing measured yet: a first full chunk could take tens of seconds, so probe with a small
+  // one; its cost sizes the next.
+  if (in.costs.ms_per_prefill_token <= 0) return std::min(q, kProbeQuantum);
+  int32_t rows = 0;
+  for (const auto& d : in.decoders) rows += d.paused ? 0 : 1;
+  double left_ms = in.max_step_ms - rows * in.costs.ms_per_decode_row;
+  double tokens = std::floor(left_ms / in.costs.ms_per_prefill_token);
+  return static_cast<int32_t>(
+      std::clamp(tokens, static_cast<double>(kMinQuantum), static_cast<double>(q)));
+}
+
+}  // namespace
+
+int32_t prefill_quantum(const PolicyInput& in) {
+  return cap_to_step_time(in, mixed_or_idle_quantum(in));
 }
 
 int32_t starting_generation_quantum(const PolicyInput& in,
@@ -69,8 +165,10 @@ int32_t starting_generation_quantum(const PolicyInput& in,
   return static_cast<int32_t>(std::min<int64_t>(q, starting + mixed));
 }
 
-StepPlan plan_step(const PolicyInput& in) {
+StepPlan plan_step(const PolicyInput& input) {
   StepPlan plan;
+  PolicyInput in = input;
+  plan.park = plan_preemption(in);
   for (const auto& d : in.decoders) {
     if (!d.paused) plan.decode.push_back(d.id);
   }

@@ -11,8 +11,13 @@
 //   that keep a mixed step within the target, at least kMinQuantum;
 // - Q is shared shortest-remaining-first, except that a request starved for aging_steps steps
 //   goes first (oldest first), so a short prompt waits at most one step and nobody forever;
-// - queued requests are admitted in arrival order while a slot is free and their KV
-//   reservation fits; the head blocks the rest (no overtaking, so big requests are not starved).
+// - queued requests are admitted in arrival order, parked ones first, while a slot is free and
+//   what they need now (prompt + a block of decode headroom) fits; the head blocks the rest (no
+//   overtaking, so big requests are not starved);
+// - prefill preemption (see plan_preemption): when no slot is free and the head of the queue is
+//   a new request with less work than the longest running prefill has left, that prefill is
+//   parked at this boundary and the head takes its slot; and a parked request that has waited
+//   max_wait_ms in total takes the slot of the newest running request that arrived after it.
 #include <cstdint>
 #include <vector>
 
@@ -31,6 +36,10 @@ struct PolicyInput {
   struct Decoder {
     uint64_t id = 0;
     bool paused = false;  // its client's channel is full
+    uint64_t seq = 0;     // arrival order
+    int32_t held_blocks = 0;
+    int32_t committed = 0;  // blocks counted against unreserved_blocks for it
+    bool may_park = false;  // see Prefiller::may_park
   };
   struct Prefiller {
     uint64_t id = 0;
@@ -39,26 +48,40 @@ struct PolicyInput {
     int32_t n_kv = 0;           // positions already in KV (computed or reused)
     int32_t held_blocks = 0;    // blocks in its table
     int32_t starved_steps = 0;  // consecutive steps it got no tokens
+    bool may_park = false;      // under --preempt-max-per-request and --preempt-max-wait-s
+    int32_t committed = 0;      // blocks counted against unreserved_blocks for it
   };
   struct Waiting {
     uint64_t id = 0;
     uint64_t seq = 0;
     int32_t prompt_tokens = 0;
     int32_t reusable = 0;        // what a prefix lookup would reuse now
-    int32_t reserve_blocks = 0;  // blocks it may need until it ends
+    int32_t reserve_blocks = 0;  // blocks it needs now (beyond blocks it kept while parked)
+    bool parked = false;
+    double parked_ms = 0;  // in total, this park included
   };
   std::vector<Decoder> decoders;
   std::vector<Prefiller> prefilling;
   std::vector<Waiting> waiting;  // arrival order
   int32_t free_slots = 0;
-  int32_t free_blocks = 0;        // allocatable now, after the decode rows took theirs
-  int32_t unreserved_blocks = 0;  // pool size minus the reservations of running requests
+  int32_t free_blocks = 0;  // allocatable now, after the decode rows took theirs
+  // Pool size minus what running requests need now (their blocks, or prompt + headroom when
+  // more) and the blocks parked requests keep pinned.
+  int32_t unreserved_blocks = 0;
   int32_t block_size = 16;
   int32_t prefill_chunk = 2048;
   int32_t mixed_prefill_chunk = 128;
   double itl_target_ms = 0;
+  double max_step_ms = 0;  // 0 = off: otherwise every quantum keeps the step within it
   int32_t aging_steps = 8;
   CostModel costs;
+  // Prefill preemption (all gates described in SchedConfig).
+  bool prefill_preempt = false;
+  int32_t preempt_min_tokens = 0;
+  double preempt_max_wait_ms = 0;  // 0 = a parked request never forces its way back
+  int32_t park_budget_blocks = 0;  // blocks parked requests may still keep pinned
+  // Running requests in admission order (the newest is parked first).
+  std::vector<uint64_t> admission_order;
 };
 
 struct PrefillChunk {
@@ -66,7 +89,14 @@ struct PrefillChunk {
   int32_t n_tokens = 0;
 };
 
+struct Park {
+  uint64_t id = 0;
+  const char* why = "";      // "prefill_preempt" or "max_wait"
+  bool keep_blocks = false;  // pinned (within the park budget) or released to the prefix cache
+};
+
 struct StepPlan {
+  std::vector<Park> park;             // leave their slot at this boundary, before anything runs
   std::vector<uint64_t> decode;       // decode rows, in decoder order
   std::vector<PrefillChunk> prefill;  // in service order
   std::vector<uint64_t> admit;        // queued requests that take a slot now (arrival order)
@@ -84,6 +114,9 @@ int32_t prefill_quantum(const PolicyInput& in);
 // prefill_quantum(in).
 int32_t starting_generation_quantum(const PolicyInput& in,
                                     const std::vector<PolicyInput::Prefiller>& candidates);
+// The parks of this step; removes the parked from `in` and gives their slots (and, when dropped,
+// their blocks) to the queue.
+std::vector<Park> plan_preemption(PolicyInput& in);
 StepPlan plan_step(const PolicyInput& in);
 
 }  // namespace baton::sched

@@ -16,6 +16,8 @@ const char* state_name(RequestState s) {
       return "prefilling";
     case RequestState::Decoding:
       return "decoding";
+    case RequestState::Parked:
+      return "parked";
     case RequestState::Finished:
       return "finished";
     case RequestState::Cancelled:
@@ -117,6 +119,7 @@ RequestStats Request::stats(Clock::time_point now) const {
   }
   s.total_ms = ms_between(arrival, now);
   s.prefill_chunks = static_cast<int32_t>(prefill_chunks.size());
+  s.parks = parks;
   return s;
 }
 

@@ -62,8 +62,10 @@ struct PrefillTiming {
 };
 
 // Owned by the loop thread; only the channel is shared with the client.
-// TODO(parking): a Parked state (blocks kept pinned or sent to disk, resumed by a prefix lookup)
-// slots in between Prefilling and Decoding; RequestState gains it when that work lands.
+// Parked sits beside Prefilling and Decoding: a parked request leaves its slot, keeps its
+// tokens, sampler (PRNG state), constraint and stop condition, and on resume prefills again up
+// to n_fill (reusing whatever of its released blocks the prefix cache still holds), so the
+// sequence it produces is the one it would have produced unparked.
 struct Request {
   uint64_t id = 0;
   uint64_t seq = 0;  // arrival order
@@ -74,20 +76,29 @@ struct Request {
 
   std::vector<int32_t> tokens;  // prompt, then generated tokens
   int32_t n_prompt = 0;
+  // Positions to compute before the next sample: the prompt, or after a park mid-decode the
+  // whole sequence so far (the last sampled token's KV was never computed).
+  int32_t n_fill = 0;
   int32_t n_kv = 0;  // positions whose KV is in the blocks
   int32_t cached_tokens = 0;
-  int32_t reserve_blocks = 0;  // KV blocks it may need until it ends
   std::vector<int32_t> block_table;
   int32_t n_named_blocks = 0;  // leading full blocks already committed to the prefix cache
   uint64_t chain_hash = 0;     // hash of block n_named_blocks - 1 (fingerprint at first)
   int32_t generated = 0;       // tokens sent (EOG excluded)
   int32_t starved_steps = 0;
 
+  // Parking.
+  int32_t parks = 0;
+  const char* park_why = "";
+  int32_t parked_position = 0;
+  std::optional<Clock::time_point> parked_since;
+  double parked_ms_total = 0;  // finished parks; the gate on how long it may be kept out
+
   Clock::time_point arrival, admitted, first_token, last_token;
   std::vector<PrefillTiming> prefill_chunks;
   std::optional<Clock::time_point> paused_since;  // channel full
 
-  int32_t remaining_prompt() const { return n_prompt - n_kv; }
+  int32_t remaining_prompt() const { return n_fill - n_kv; }
   bool decoding() const { return state == RequestState::Decoding; }
   RequestStats stats(Clock::time_point now) const;
 };

@@ -6,12 +6,17 @@ namespace baton::sched {
 
 std::string SchedConfig::describe() const {
   std::string itl = itl_target_ms > 0 ? fmt::format("{}", itl_target_ms) : "off";
+  std::string step = max_step_ms > 0 ? fmt::format("{}", max_step_ms) : "off";
   std::string ram = kv_ram_mb > 0 ? fmt::format("{}", kv_ram_mb) : "auto";
   std::string blocks = kv_blocks > 0 ? fmt::format("{}", kv_blocks) : "auto";
   return fmt::format(
       "batched mode: parallel={} prefill_chunk={} mixed_prefill_chunk={} itl_target_ms={} "
-      "kv_ram_mb={} kv_blocks={} prefix_cache={}",
-      parallel, prefill_chunk, mixed_prefill_chunk, itl, ram, blocks, prefix_cache ? "on" : "off");
+      "max_step_ms={} "
+      "kv_ram_mb={} kv_blocks={} prefix_cache={} prefill_preempt={} preempt_min_tokens={} "
+      "preempt_max_per_request={} preempt_max_wait_s={} park_ram_mb={}",
+      parallel, prefill_chunk, mixed_prefill_chunk, itl, step, ram, blocks,
+      prefix_cache ? "on" : "off", prefill_preempt ? "on" : "off", preempt_min_tokens,
+      preempt_max_per_request, preempt_max_wait_s, park_ram_mb);
 }
 
 }  // namespace baton::sched

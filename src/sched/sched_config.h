@@ -11,13 +11,22 @@ struct SchedConfig {
   int32_t prefill_chunk = 2048;       // --prefill-chunk: quantum while nobody decodes
   int32_t mixed_prefill_chunk = 128;  // --mixed-prefill-chunk: quantum while somebody decodes
   double itl_target_ms = 0;           // --itl-target-ms: 0 = off
-  int64_t kv_ram_mb = 0;              // --kv-ram-mb: 0 = sized from ctx × parallel
-  bool prefix_cache = true;           // --no-prefix-cache turns reuse off
+  double max_step_ms = 0;    // --max-step-ms: cap every step's prefill quantum by time; 0 = off
+  int64_t kv_ram_mb = 0;     // --kv-ram-mb: 0 = sized from ctx × parallel
+  bool prefix_cache = true;  // --no-prefix-cache turns reuse off
   int32_t send_stall_timeout_ms = 30000;  // --send-stall-timeout-ms
   int32_t channel_capacity = 1024;        // tokens buffered per request before it counts as stalled
   double shutdown_grace_s = 10;           // --shutdown-grace-s
   int32_t kv_blocks = 0;    // resolved by the engine loop from kv_ram_mb (0 = not yet)
   int32_t aging_steps = 8;  // a prefilling request starved this many steps goes first
+  // --prefill-preempt / --no-prefill-preempt: when every slot is taken, a waiting request with
+  // less work than the longest running prefill has left parks that prefill and takes its slot.
+  bool prefill_preempt = true;
+  int32_t preempt_min_tokens = 256;     // --preempt-min-tokens: never park a prefill before this
+  int32_t preempt_max_per_request = 4;  // --preempt-max-per-request
+  double preempt_max_wait_s =
+      30;                     // --preempt-max-wait-s: a parked request then forces its way back
+  int64_t park_ram_mb = 256;  // --park-ram-mb: KV a parked prefill may keep pinned (0 = release)
   // The startup line, e.g. "batched mode: parallel=3 prefill_chunk=2048 ...".
   std::string describe() const;
 };

@@ -105,6 +105,16 @@ void latency_histograms(std::string& out, const sched::Metrics& m) {
 void scheduler_gauges(std::string& out, const sched::Metrics& m) {
   gauge(out, "baton_requests_running", "Requests prefilling or decoding.", m.requests_running);
   gauge(out, "baton_requests_waiting", "Requests queued.", m.requests_waiting);
+  gauge(out, "baton_parked_requests", "Requests out of their slot, waiting to resume.",
+        m.parked_requests);
+  counter(out, "baton_kv_preemptions_total",
+          "Requests parked because decode rows needed KV blocks the pool no longer had.",
+          m.kv_preemptions_total);
+  counter(out, "baton_prefill_preemptions_total",
+          "Long prefills parked so that a short request could take the slot.",
+          m.prefill_preemptions_total);
+  counter(out, "baton_prefill_resumes_total", "Parked requests that took a slot again.",
+          m.prefill_resumes_total);
   gauge(out, "baton_max_decode_gap_seconds", "Worst inter-token gap of any stream since start.",
         m.max_decode_gap_seconds);
   gauge(out, "baton_max_queue_wait_seconds", "Longest queue wait of any request since start.",

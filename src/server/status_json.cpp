@@ -13,34 +13,52 @@ json config_json(const sched::SchedConfig& c) {
           {"prefill_chunk", c.prefill_chunk},
           {"mixed_prefill_chunk", c.mixed_prefill_chunk},
           {"itl_target_ms", c.itl_target_ms},
+          {"max_step_ms", c.max_step_ms},
           {"kv_ram_mb", c.kv_ram_mb},
           {"prefix_cache", c.prefix_cache},
+          {"prefill_preempt", c.prefill_preempt},
+          {"preempt_min_tokens", c.preempt_min_tokens},
+          {"preempt_max_per_request", c.preempt_max_per_request},
+          {"preempt_max_wait_s", c.preempt_max_wait_s},
+          {"park_ram_mb", c.park_ram_mb},
           {"send_stall_timeout_ms", c.send_stall_timeout_ms},
           {"shutdown_grace_s", c.shutdown_grace_s}};
 }
 
 json request_json(const sched::RequestStatus& r) {
-  return {{"id", r.id},
-          {"state", sched::state_name(r.state)},
-          {"prompt_tokens", r.prompt_tokens},
-          {"prompt_done", r.prompt_done},
-          {"cached_tokens", r.cached_tokens},
-          {"generated", r.generated},
-          {"ms_waited", r.ms_waited}};
+  json j = {{"id", r.id},
+            {"state", sched::state_name(r.state)},
+            {"prompt_tokens", r.prompt_tokens},
+            {"prompt_done", r.prompt_done},
+            {"cached_tokens", r.cached_tokens},
+            {"generated", r.generated},
+            {"ms_waited", r.ms_waited}};
+  if (r.state == sched::RequestState::Parked) {
+    j["why"] = r.parked_why;
+    j["position"] = r.position;
+    j["ms_parked"] = r.ms_parked;
+    j["blocks_kept"] = r.blocks_kept;
+    j["parks"] = r.parks;
+  }
+  return j;
 }
 
 }  // namespace
 
 json status_json(const sched::StatusSnapshot& s, const std::string& model) {
   const auto& m = s.metrics;
-  json running = json::array(), waiting = json::array();
+  json running = json::array(), waiting = json::array(), parked = json::array();
   for (const auto& r : s.requests) {
-    (r.state == sched::RequestState::Queued ? waiting : running).push_back(request_json(r));
+    json& list = r.state == sched::RequestState::Queued   ? waiting
+                 : r.state == sched::RequestState::Parked ? parked
+                                                          : running;
+    list.push_back(request_json(r));
   }
   return {{"model", model},
           {"config", config_json(s.config)},
           {"running", running},
           {"waiting", waiting},
+          {"parked", parked},
           {"kv",
            {{"blocks_total", m.kv_blocks_total},
             {"blocks_used", m.kv_blocks_used},
@@ -55,7 +73,10 @@ json status_json(const sched::StatusSnapshot& s, const std::string& model) {
             {"prefix_cache_hits", m.prefix_cache_hits_total},
             {"prefix_cache_reused_tokens", m.prefix_cache_reused_tokens_total},
             {"max_decode_gap_seconds", m.max_decode_gap_seconds},
-            {"max_queue_wait_ms", m.max_queue_wait_ms}}}};
+            {"max_queue_wait_ms", m.max_queue_wait_ms},
+            {"kv_preemptions", m.kv_preemptions_total},
+            {"prefill_preemptions", m.prefill_preemptions_total},
+            {"prefill_resumes", m.prefill_resumes_total}}}};
 }
 
 }  // namespace baton::server

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,9 +70,12 @@ inline std::map<uint64_t, std::vector<Appearance>> appearances(
 
 // Invariants for every request of known prompt length: its chunks are contiguous positions;
 // the decode rows (positions >= prompt) run in consecutive steps right after the final prefill
-// chunk; no step carries one request twice. Returns "" when all hold.
+// chunk; no step carries one request twice. A request in `parked` may also leave for a while and
+// come back recomputing from a lower position (a resume), so for it only contiguity (or such a
+// restart) is checked. Returns "" when all hold.
 inline std::string check_invariants(const std::vector<engine::StepBatch>& steps,
-                                    const std::map<uint64_t, int32_t>& prompt_len) {
+                                    const std::map<uint64_t, int32_t>& prompt_len,
+                                    const std::set<uint64_t>& parked = {}) {
   for (size_t s = 0; s < steps.size(); ++s) {
     std::map<uint64_t, int> seen;
     for (const auto& c : steps[s].seqs) {
@@ -85,12 +89,16 @@ inline std::string check_invariants(const std::vector<engine::StepBatch>& steps,
     auto it = prompt_len.find(id);
     if (it == prompt_len.end()) continue;
     const int32_t n_prompt = it->second;
+    const bool may_park = parked.count(id) != 0;
     int32_t pos = -1;
     long last_step = -1;
     bool in_decode = false;
     for (const auto& a : apps) {
       const std::string where = "request " + std::to_string(id) + " step " + std::to_string(a.step);
-      if (pos >= 0 && a.start_pos != pos) return where + ": positions not contiguous";
+      const bool restart = may_park && pos >= 0 && a.start_pos < pos;
+      if (pos >= 0 && a.start_pos != pos && !restart) return where + ": positions not contiguous";
+      pos = a.start_pos + a.n_tokens;
+      if (may_park) continue;
       const bool decode = a.start_pos >= n_prompt;
       if (decode && a.n_tokens != 1) return where + ": decode row with several tokens";
       if (decode && static_cast<long>(a.step) != last_step + 1) {
@@ -99,7 +107,6 @@ inline std::string check_invariants(const std::vector<engine::StepBatch>& steps,
       }
       if (!decode && in_decode) return where + ": prefill after decode";
       in_decode = in_decode || decode || a.start_pos + a.n_tokens == n_prompt;
-      pos = a.start_pos + a.n_tokens;
       last_step = static_cast<long>(a.step);
     }
   }

@@ -183,5 +183,132 @@ TEST(Policy, NothingToDoIsAnEmptyPlan) {
   EXPECT_TRUE(plan_step(base()).empty());
 }
 
+// Prefill preemption: one slot, held by long prefills, and a short request waiting.
+PolicyInput preempt_input() {
+  PolicyInput in = base();
+  in.prefill_preempt = true;
+  in.preempt_min_tokens = 64;
+  in.park_budget_blocks = 100;
+  auto a = pf(1, 1000);
+  auto b = pf(2, 500);
+  for (auto* p : {&a, &b}) {
+    p->n_kv = 320;
+    p->held_blocks = 20;
+    p->committed = 20;
+    p->may_park = true;
+  }
+  in.prefilling = {a, b};
+  in.admission_order = {1, 2};
+  in.unreserved_blocks = 2;  // the short one fits once a slot is free
+  in.waiting = {{9, 9, 20, 0, 2}};
+  return in;
+}
+
+TEST(Policy, PreemptParksTheLongestPrefillForAShorterWaiter) {
+  StepPlan plan = plan_step(preempt_input());
+  ASSERT_EQ(plan.park.size(), 1u);
+  EXPECT_EQ(plan.park[0].id, 1u);
+  EXPECT_STREQ(plan.park[0].why, "prefill_preempt");
+  EXPECT_TRUE(plan.park[0].keep_blocks);
+  EXPECT_EQ(plan.admit, (std::vector<uint64_t>{9}));
+  EXPECT_EQ(tokens_for(plan, 1), 0) << "a parked prefill gets no chunk";
+  EXPECT_GT(tokens_for(plan, 9), 0);
+}
+
+TEST(Policy, PreemptReleasesBlocksBeyondTheParkBudget) {
+  PolicyInput in = preempt_input();
+  in.park_budget_blocks = 10;  // 20 held
+  StepPlan plan = plan_step(in);
+  ASSERT_EQ(plan.park.size(), 1u);
+  EXPECT_FALSE(plan.park[0].keep_blocks);
+  EXPECT_EQ(plan.admit, (std::vector<uint64_t>{9}));
+}
+
+TEST(Policy, PreemptGates) {
+  {
+    PolicyInput in = preempt_input();
+    in.prefill_preempt = false;
+    EXPECT_TRUE(plan_step(in).park.empty()) << "--no-prefill-preempt";
+  }
+  {
+    PolicyInput in = preempt_input();
+    in.preempt_min_tokens = 321;
+    EXPECT_TRUE(plan_step(in).park.empty()) << "--preempt-min-tokens";
+  }
+  {
+    PolicyInput in = preempt_input();
+    in.prefilling[0].may_park = false;  // parked its maximum number of times, or waited enough
+    StepPlan plan = plan_step(in);
+    ASSERT_EQ(plan.park.size(), 1u);
+    EXPECT_EQ(plan.park[0].id, 2u) << "the next longest";
+  }
+  {
+    PolicyInput in = preempt_input();
+    in.waiting = {{9, 9, 700, 0, 2}};  // more work than 2 has left, less than 1
+    StepPlan plan = plan_step(in);
+    ASSERT_EQ(plan.park.size(), 1u);
+    EXPECT_EQ(plan.park[0].id, 1u);
+    in.waiting = {{9, 9, 1000, 0, 2}};  // not shorter than anybody's remaining work
+    EXPECT_TRUE(plan_step(in).park.empty());
+  }
+  {
+    PolicyInput in = preempt_input();
+    in.waiting = {{9, 9, 20, 0, 50}};  // would not fit even in the freed blocks
+    EXPECT_TRUE(plan_step(in).park.empty());
+  }
+  {
+    PolicyInput in = preempt_input();
+    in.free_slots = 1;
+    in.unreserved_blocks = 10;
+    StepPlan plan = plan_step(in);
+    EXPECT_TRUE(plan.park.empty()) << "a free slot needs no preemption";
+    EXPECT_EQ(plan.admit, (std::vector<uint64_t>{9}));
+  }
+}
+
+TEST(Policy, ParkedRequestPastMaxWaitTakesTheNewestLaterArrivalsSlot) {
+  PolicyInput in = preempt_input();
+  in.preempt_max_wait_ms = 1000;
+  in.prefilling[0].seq = 10;
+  in.prefilling[1].seq = 11;
+  PolicyInput::Decoder d;
+  d.id = 3;
+  d.seq = 2;  // arrived before the parked one: never its victim
+  d.may_park = true;
+  d.held_blocks = d.committed = 5;
+  in.decoders = {d};
+  in.admission_order = {3, 1, 2};
+  in.waiting = {{5, 5, 300, 0, 2, /*parked=*/true, /*parked_ms=*/999}};
+  EXPECT_TRUE(plan_step(in).park.empty()) << "still within --preempt-max-wait-s";
+  in.waiting[0].parked_ms = 1000;
+  StepPlan plan = plan_step(in);
+  ASSERT_EQ(plan.park.size(), 1u);
+  EXPECT_EQ(plan.park[0].id, 2u) << "the most recently admitted";
+  EXPECT_STREQ(plan.park[0].why, "max_wait");
+  EXPECT_EQ(plan.admit, (std::vector<uint64_t>{5}));
+  in.prefilling[0].seq = in.prefilling[1].seq = 1;  // everybody arrived before it
+  EXPECT_TRUE(plan_step(in).park.empty());
+}
+
+TEST(Policy, MaxStepMsCapsEveryQuantumByMeasuredCost) {
+  PolicyInput in = base();
+  in.prefilling = {pf(1, 5000)};
+  in.max_step_ms = 1000;
+  EXPECT_EQ(plan_step(in).quantum, 128) << "nothing measured yet: a probe, not a whole chunk";
+  in.costs.ms_per_prefill_token = 2;
+  EXPECT_EQ(plan_step(in).quantum, 500) << "idle step";
+  in.costs.ms_per_prefill_token = 0.1;
+  EXPECT_EQ(plan_step(in).quantum, 2048) << "--prefill-chunk stays the upper bound";
+  in.costs.ms_per_prefill_token = 2;
+  in.costs.ms_per_decode_row = 95;
+  in.mixed_prefill_chunk = 2048;
+  for (uint64_t id = 10; id < 20; ++id) in.decoders.push_back({id, false});
+  EXPECT_EQ(plan_step(in).quantum, 25) << "(1000 - 10 x 95) / 2";
+  in.costs.ms_per_decode_row = 200;
+  EXPECT_EQ(plan_step(in).quantum, kMinQuantum) << "never below the minimum";
+  in.max_step_ms = 0;
+  EXPECT_EQ(plan_step(in).quantum, 2048) << "off";
+}
+
 }  // namespace
 }  // namespace baton::sched

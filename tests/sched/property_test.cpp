@@ -3,6 +3,7 @@
 // request with the tokens it would get alone, and return every KV block.
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <random>
 
 #include "engine/fake_engine.h"
@@ -41,6 +42,11 @@ Case make_case(uint32_t seed) {
   c.sched.prefix_cache = pick(0, 3) != 0;
   c.sched.aging_steps = pick(1, 6);
   c.sched.ctx = 1024;
+  c.sched.prefill_preempt = pick(0, 2) != 0;
+  c.sched.preempt_min_tokens = pick(0, 64);
+  c.sched.preempt_max_per_request = pick(1, 4);
+  c.sched.preempt_max_wait_s = 0;  // wall-clock: its own test covers it
+  c.sched.park_ram_mb = pick(0, 2);
   std::vector<std::vector<int32_t>> prefixes;
   for (int i = 0; i < 3; ++i)
     prefixes.push_back(testing::make_prompt(pick(1, 80), pick(0, 999), 64));
@@ -65,7 +71,14 @@ struct Live {
   const Planned* plan;
 };
 
-void run_case(uint32_t seed) {
+int64_t pool_refs(const kv::BlockPool& pool) {
+  int64_t n = 0;
+  for (int32_t b = 0; b < pool.n_blocks(); ++b) n += pool.refcount(b);
+  return n;
+}
+
+// Adds how many times requests of this case were parked, under KV pressure and for a short one.
+void run_case(uint32_t seed, uint64_t& kv_parks, uint64_t& preempts) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   Case c = make_case(seed);
   engine::FakeEngine eng(c.engine);
@@ -90,6 +103,7 @@ void run_case(uint32_t seed) {
       if (l.plan->cancel_step == step) l.handle->cancel();
     }
     core.step();
+    ASSERT_EQ(pool_refs(core.pool()), core.table_refs()) << "blocks not conserved, step " << step;
     all_done = step > 30;
     for (auto& l : live) {
       testing::drain_ready(*l.handle, l.out);
@@ -97,7 +111,11 @@ void run_case(uint32_t seed) {
     }
   }
   ASSERT_TRUE(all_done) << "a request never ended";
-  EXPECT_EQ(testing::check_invariants(eng.steps(), prompt_len), "");
+  std::set<uint64_t> parked;
+  for (const auto& l : live) {
+    if (l.out.final.stats.parks > 0) parked.insert(l.handle->id());
+  }
+  EXPECT_EQ(testing::check_invariants(eng.steps(), prompt_len, parked), "");
   EXPECT_EQ(core.pool().used(), 0) << "blocks still pinned";
   for (int32_t b = 0; b < core.pool().n_blocks(); ++b) ASSERT_EQ(core.pool().refcount(b), 0);
   for (const auto& l : live) {
@@ -118,16 +136,26 @@ void run_case(uint32_t seed) {
   Metrics m = core.metrics();
   EXPECT_EQ(m.requests_total["rejected"], static_cast<uint64_t>(rejected));
   EXPECT_EQ(m.requests_total["ok"] + m.requests_total["cancelled"], live.size());
+  EXPECT_EQ(m.parked_requests, 0);
+  kv_parks += m.kv_preemptions_total;
+  preempts += m.prefill_preemptions_total;
+  EXPECT_EQ(m.prefill_resumes_total, m.kv_preemptions_total + m.prefill_preemptions_total);
 }
 
 TEST(SchedProperty, RandomWorkloadsKeepEveryInvariant) {
   auto saved = log::level();
   log::set_level(log::Level::Warn);  // hundreds of cases: keep the output readable
+  uint64_t kv_parks = 0, preempts = 0;
   for (uint32_t seed = 1; seed <= 300; ++seed) {
-    run_case(seed);
+    run_case(seed, kv_parks, preempts);
     if (::testing::Test::HasFatalFailure()) break;
   }
   log::set_level(saved);
+  // Small pools make KV pressure common: the cases must exercise parking and resuming.
+  EXPECT_GT(kv_parks, 0u);
+  EXPECT_GT(preempts, 0u);
+  std::cout << "parks across cases: " << kv_parks << " under KV pressure, " << preempts
+            << " prefill preemptions\n";
 }
 
 }  // namespace

@@ -82,15 +82,37 @@ TEST(Errors, BodyShape) {
   EXPECT_EQ(ApiError(500, "x").type, "server_error");
 }
 
-TEST(StatusJson, SplitsRunningAndWaiting) {
+TEST(StatusJson, SplitsRunningWaitingAndParked) {
   sched::StatusSnapshot s;
   s.config.parallel = 3;
-  s.requests.push_back({1, sched::RequestState::Decoding, 10, 10, 4, 5, 12.5});
-  s.requests.push_back({2, sched::RequestState::Queued, 7, 0, 0, 0, 3});
+  auto request = [](uint64_t id, sched::RequestState state, int32_t prompt, int32_t done,
+                    int32_t cached, int32_t generated, double waited) {
+    sched::RequestStatus r;
+    r.id = id;
+    r.state = state;
+    r.prompt_tokens = prompt;
+    r.prompt_done = done;
+    r.cached_tokens = cached;
+    r.generated = generated;
+    r.ms_waited = waited;
+    return r;
+  };
+  s.requests.push_back(request(1, sched::RequestState::Decoding, 10, 10, 4, 5, 12.5));
+  s.requests.push_back(request(2, sched::RequestState::Queued, 7, 0, 0, 0, 3));
+  auto parked = request(3, sched::RequestState::Parked, 900, 128, 0, 0, 40);
+  parked.parked_why = "prefill_preempt";
+  parked.position = 128;
+  parked.blocks_kept = 8;
+  s.requests.push_back(parked);
   auto j = status_json(s, "m");
   EXPECT_EQ(j["config"]["parallel"], 3);
   ASSERT_EQ(j["running"].size(), 1u);
   ASSERT_EQ(j["waiting"].size(), 1u);
+  ASSERT_EQ(j["parked"].size(), 1u);
+  EXPECT_EQ(j["parked"][0]["why"], "prefill_preempt");
+  EXPECT_EQ(j["parked"][0]["position"], 128);
+  EXPECT_EQ(j["parked"][0]["blocks_kept"], 8);
+  EXPECT_FALSE(j["running"][0].contains("why"));
   EXPECT_EQ(j["running"][0]["generated"], 5);
   EXPECT_EQ(j["waiting"][0]["id"], 2);
   EXPECT_TRUE(j["kv"].contains("blocks_used"));
