@@ -8,9 +8,29 @@ using nlohmann::json;
 
 namespace {
 
-class ChatWriter : public AnswerWriter {
+// What chat and text completions end with alike: the usage chunk when asked for, and [DONE].
+class OpenAiWriter : public AnswerWriter {
  public:
-  explicit ChatWriter(OpenAiAnswer a) : a_(std::move(a)) {}
+  OpenAiWriter(OpenAiAnswer a, bool chat) : a_(std::move(a)), chat_(chat) {}
+
+  std::string stream_end(const std::vector<ChoiceResult>&, const Usage& total) override {
+    std::string out;
+    if (a_.include_usage) out += sse_data(usage_chunk_json(a_.meta, chat_, total));
+    return out + sse_done();
+  }
+
+  std::string stream_error(const ApiError& e) override {
+    return sse_data(error_json(e)) + sse_done();
+  }
+
+ protected:
+  OpenAiAnswer a_;
+  bool chat_;
+};
+
+class ChatWriter : public OpenAiWriter {
+ public:
+  explicit ChatWriter(OpenAiAnswer a) : OpenAiWriter(std::move(a), true) {}
 
   std::string stream_start() override {
     std::string out;
@@ -43,16 +63,6 @@ class ChatWriter : public AnswerWriter {
                                     chat_finish_reason(r.engine_reason, r.msg), nullptr, r.index));
   }
 
-  std::string stream_end(const std::vector<ChoiceResult>&, const Usage& total) override {
-    std::string out;
-    if (a_.include_usage) out += sse_data(usage_chunk_json(a_.meta, true, total));
-    return out + sse_done();
-  }
-
-  std::string stream_error(const ApiError& e) override {
-    return sse_data(error_json(e)) + sse_done();
-  }
-
   json answer_json(const std::vector<ChoiceResult>& all, const Usage& total) override {
     json choices = json::array();
     for (const auto& r : all) {
@@ -62,14 +72,12 @@ class ChatWriter : public AnswerWriter {
     }
     return chat_response_json(a_.meta, std::move(choices), total);
   }
-
- private:
-  OpenAiAnswer a_;
 };
 
-class TextWriter : public AnswerWriter {
+class TextWriter : public OpenAiWriter {
  public:
-  explicit TextWriter(OpenAiAnswer a) : a_(std::move(a)), offsets_(a_.n_choices, 0) {}
+  explicit TextWriter(OpenAiAnswer a)
+      : OpenAiWriter(std::move(a), false), offsets_(a_.n_choices, 0) {}
 
   std::string stream_start() override { return {}; }
 
@@ -85,16 +93,6 @@ class TextWriter : public AnswerWriter {
     return sse_data(text_chunk_json(a_.meta, "", r.engine_reason, nullptr, r.index));
   }
 
-  std::string stream_end(const std::vector<ChoiceResult>&, const Usage& total) override {
-    std::string out;
-    if (a_.include_usage) out += sse_data(usage_chunk_json(a_.meta, false, total));
-    return out + sse_done();
-  }
-
-  std::string stream_error(const ApiError& e) override {
-    return sse_data(error_json(e)) + sse_done();
-  }
-
   json answer_json(const std::vector<ChoiceResult>& all, const Usage& total) override {
     json choices = json::array();
     for (const auto& r : all) {
@@ -106,7 +104,6 @@ class TextWriter : public AnswerWriter {
   }
 
  private:
-  OpenAiAnswer a_;
   std::vector<size_t> offsets_;
 };
 
