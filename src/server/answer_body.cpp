@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
-#include <numeric>
 
 #include "server/generation.h"
 #include "server/server_routes.h"

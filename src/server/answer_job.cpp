@@ -66,10 +66,10 @@ size_t choices_per_prompt(const AnswerJob& job) {
   const int32_t n = job.common.n;
   const int32_t per_prompt = std::max(n, job.best_of);
   const auto total = static_cast<int64_t>(per_prompt) * static_cast<int64_t>(job.prompts.size());
-  if (total > kMaxChoices) {
+  if (total > kMaxChoicesPerRequest) {
     throw bad_request(fmt::format("this request asks for {} choices ({} prompt(s) × {}); at most "
                                   "{} fit one request: lower n{} or send the prompts apart",
-                                  total, job.prompts.size(), per_prompt, kMaxChoices,
+                                  total, job.prompts.size(), per_prompt, kMaxChoicesPerRequest,
                                   job.best_of > n ? "/best_of" : ""),
                       job.best_of > n ? "best_of" : "n");
   }

@@ -44,9 +44,6 @@ struct AnswerJob {
   bool show_special = false;
 };
 
-// The most choices one request may run (n or best_of × prompts).
-inline constexpr int32_t kMaxChoices = kMaxChoicesPerRequest;
-
 // Checks every prompt against the context, submits the first choice of each (ApiError when
 // refused: a prompt over the context, a full queue) and returns the body that runs them all.
 std::shared_ptr<AsyncBody> start_answer_job(const ServeContext& c, AnswerJob job,
