@@ -12,21 +12,23 @@ struct Row {
 };
 
 // Block geometry as GGUF defines it; `supported` marks the types baton has kernels for.
-constexpr std::array<Row, 15> kTypes = {{
+constexpr std::array<Row, 17> kTypes = {{
     {0, {"f32", 1, 4, true}},
     {1, {"f16", 1, 2, true}},
     {2, {"q4_0", 32, 18, true}},
-    {3, {"q4_1", 32, 20, false}},
-    {6, {"q5_0", 32, 22, false}},
+    {3, {"q4_1", 32, 20, true}},
+    {6, {"q5_0", 32, 22, true}},
     {7, {"q5_1", 32, 24, false}},
     {8, {"q8_0", 32, 34, true}},
     {9, {"q8_1", 32, 36, false}},
-    {10, {"q2_K", 256, 84, false}},
-    {11, {"q3_K", 256, 110, false}},
+    {10, {"q2_K", 256, 84, true}},
+    {11, {"q3_K", 256, 110, true}},
     {12, {"q4_K", 256, 144, true}},
-    {13, {"q5_K", 256, 176, false}},
+    {13, {"q5_K", 256, 176, true}},
     {14, {"q6_K", 256, 210, true}},
     {15, {"q8_K", 256, 292, false}},
+    {20, {"iq4_nl", 32, 18, true}},
+    {23, {"iq4_xs", 256, 136, true}},
     {30, {"bf16", 1, 2, true}},
 }};
 

@@ -24,7 +24,8 @@ namespace baton::kernels::avx512 {
 struct Quad {
   __m512i lo, hi;   // int8 weights
   __m512 slo, shi;  // scale of row i in lanes 4i..4i+3
-  __m512 off;       // Q4_K: offset of row i in lane 4i, zero elsewhere
+  __m512 off;       // offset of row i in lane 4i, zero elsewhere; with per-half offsets
+                    // (kHalfOffset), the high half's in lane 4i + 1
 };
 
 // Rows i of lo/hi from 32 contiguous bytes at p[i].
@@ -85,7 +86,7 @@ BATON_AVX512_INLINE __m128 column(const float (*t)[16], int v) {
 }
 
 struct LoaderQ8_0 {
-  static constexpr bool kSplit = false, kOffset = false;
+  static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
   const uint8_t* const* rows;
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
     const int64_t o = b * int64_t(sizeof(BlockQ8_0));
@@ -95,7 +96,7 @@ struct LoaderQ8_0 {
 };
 
 struct LoaderQ4_0 {
-  static constexpr bool kSplit = false, kOffset = false;
+  static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
   const uint8_t* const* rows;
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
     const int64_t o = b * int64_t(sizeof(BlockQ4_0));
@@ -108,7 +109,7 @@ struct LoaderQ4_0 {
 };
 
 struct LoaderQ4_K {
-  static constexpr bool kSplit = false, kOffset = true;
+  static constexpr bool kSplit = false, kOffset = true, kHalfOffset = false;
   const uint8_t* const* rows;
   // Values 0..7: d * sc of sub-block v; 8..15: 8 * (d * sc) - dmin * m of sub-block v - 8.
   alignas(64) float table[4][16];
@@ -160,7 +161,7 @@ BATON_AVX512_INLINE __m512i q6_combine(__m512i l, __m512i h, __m128i hs) {
 }
 
 struct LoaderQ6_K {
-  static constexpr bool kSplit = true, kOffset = false;
+  static constexpr bool kSplit = true, kOffset = false, kHalfOffset = false;
   const uint8_t* const* rows;
   alignas(64) float table[4][16];  // value v: d * sc of 16-element sub-block v
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {

@@ -28,8 +28,72 @@ struct BlockQ6_K {
   int8_t scales[kQKK / 16];
   uint16_t d;
 };
+struct BlockQ4_1 {
+  uint16_t d;
+  uint16_t m;           // f16 min; value q*d + m
+  uint8_t qs[kQK / 2];  // nibbles as Q4_0
+};
+struct BlockQ5_0 {
+  uint16_t d;
+  uint8_t qh[4];        // bit i: fifth bit of element i (little-endian u32)
+  uint8_t qs[kQK / 2];  // low nibbles as Q4_0; value (q-16)*d
+};
+struct BlockIQ4_NL {
+  uint16_t d;
+  uint8_t qs[kQK / 2];  // nibbles as Q4_0, each an index into kIQ4NLValues; value v*d
+};
+struct BlockQ2_K {
+  uint8_t scales[kQKK / 16];  // per 16 elements: low 4 bits scale, high 4 bits min
+  uint8_t qs[kQKK / 4];       // 2-bit levels (see the layout note below)
+  uint16_t d;                 // f16 scale of the scales
+  uint16_t dmin;              // f16 scale of the mins; value d*sc*q - dmin*m
+};
+struct BlockQ3_K {
+  uint8_t hmask[kQKK / 8];  // third bit of each level, as Q2_K's index (bit set: no -4)
+  uint8_t qs[kQKK / 4];     // low 2 bits, laid out as Q2_K
+  uint8_t scales[12];       // 16 scales of 6 bits, biased by 32 (see q3k_scale)
+  uint16_t d;
+};
+struct BlockQ5_K {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[12];    // as Q4_K
+  uint8_t qh[kQKK / 8];  // bit j of byte l: fifth bit of element l of 32-element block j
+  uint8_t qs[kQKK / 2];  // low nibbles as Q4_K; value d*sc*q - dmin*m
+};
+struct BlockIQ4_XS {
+  uint16_t d;
+  uint16_t scales_h;     // top 2 bits of the 8 block scales
+  uint8_t scales_l[4];   // low 4 bits, two blocks per byte; scale d*(ls-32)
+  uint8_t qs[kQKK / 2];  // per 32-element block j: 16 bytes at 16*j, nibbles as IQ4_NL
+};
 static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_K) == 144 && sizeof(BlockQ6_K) == 210);
+static_assert(sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 && sizeof(BlockIQ4_NL) == 18);
+static_assert(sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110 && sizeof(BlockQ5_K) == 176);
+static_assert(sizeof(BlockIQ4_XS) == 136);
+
+// The 16 non-linear levels of IQ4_NL / IQ4_XS (format data, as GGUF defines it).
+inline constexpr int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113};
+
+// Q2_K / Q3_K layout: element e = 128*n + 32*j + l (n 0..1, j 0..3, l 0..31) is the 2-bit
+// field at shift 2*j of qs[32*n + l]; its scale is number 8*n + 2*j + l/16. So 32-element block
+// b = 4*n + j reads qs[32*n ..] at shift 2*(b%4), and its halves use scales 2*b and 2*b+1.
+// Q3_K's high bit of element e is bit b of hmask[l].
+
+// 6-bit scale i (0..15) of a Q3_K block, still biased by 32: low 4 bits from byte i % 8 (high
+// nibble for i >= 8), top 2 bits from byte 8 + i % 4 at shift 2 * (i / 4).
+inline int q3k_scale(int i, const uint8_t* s) {
+  const int lo = (s[i % 8] >> (4 * (i / 8))) & 0xF;
+  const int hi = (s[8 + i % 4] >> (2 * (i / 4))) & 3;
+  return lo | (hi << 4);
+}
+
+// 6-bit scale of 32-element block j (0..7) of an IQ4_XS block, still biased by 32.
+inline int iq4xs_scale(int j, const BlockIQ4_XS& b) {
+  return ((b.scales_l[j / 2] >> (4 * (j % 2))) & 0xF) | (((b.scales_h >> (2 * j)) & 3) << 4);
+}
 
 // Scale and min of sub-block j (0..7) of a Q4_K block, as ggml's get_scale_min_k4.
 inline void q4k_scale_min(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {

@@ -95,7 +95,7 @@ void matmul_at(SimdLevel level, const MatrixView& w, const float* x, int64_t n_x
   thread_local QuantizedX qx_storage;
   QuantizedX& qx = qx_storage;
   const int64_t nb = w.cols / kQK;
-  resize_quantized_x(qx, n_x, nb, level == SimdLevel::Avx512);
+  resize_quantized_x(qx, n_x, nb, level == SimdLevel::Avx512, has_half_offsets(w.type));
   auto quantize = [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       if (level == SimdLevel::Avx512) {
@@ -103,6 +103,7 @@ void matmul_at(SimdLevel level, const MatrixView& w, const float* x, int64_t n_x
       } else {
         quantize_x_row(x + r * w.cols, qx, r);
       }
+      if (qx.half_sums) half_sums_row(qx, r);
     }
   };
   if (pool != nullptr && n_x > 1) {

@@ -28,6 +28,7 @@ constexpr int64_t kGroupRows = 16;
 template <gguf::TensorType T>
 struct InPlaceSource {
   static constexpr bool kOffset = T == gguf::TensorType::Q4_K;
+  static constexpr bool kHalfOffset = false;
   const uint8_t* row;
   const UnpackedRow* u;
   BATON_AVX2_INLINE __m256i w(int64_t b) const {
@@ -66,7 +67,7 @@ struct InPlaceSource {
 
 // A Q8_0 row read in place: its blocks are already int8 with one scale.
 struct Q8_0Source {
-  static constexpr bool kOffset = false;
+  static constexpr bool kOffset = false, kHalfOffset = false;
   const BlockQ8_0* blk;
   BATON_AVX2_INLINE __m256i w(int64_t b) const {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[b].qs));
@@ -75,17 +76,38 @@ struct Q8_0Source {
   BATON_AVX2_INLINE float off(int64_t) const { return 0.f; }
 };
 
+// A row unpacked whole by unpack_row (the types without an in-place decoder here). Decoding
+// once per row serves every x tile of the group; the values are the same either way.
+template <bool Offset, bool HalfOffset>
+struct UnpackedSource {
+  static constexpr bool kOffset = Offset, kHalfOffset = HalfOffset;
+  const UnpackedRow* u;
+  BATON_AVX2_INLINE __m256i w(int64_t b) const {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&u->q[size_t(b * kQK)]));
+  }
+  BATON_AVX2_INLINE __m256 scale(int64_t b) const {
+    return _mm256_loadu_ps(&u->scale8[size_t(b * 8)]);
+  }
+  BATON_AVX2_INLINE float off(int64_t b) const { return u->off[size_t(b)]; }
+  // Lane 0: offset of the low half, lane 4: of the high half (the lanes their dots land in).
+  BATON_AVX2_INLINE __m256 off2(int64_t b) const {
+    return _mm256_setr_ps(u->off2[size_t(2 * b)], 0, 0, 0, u->off2[size_t(2 * b + 1)], 0, 0, 0);
+  }
+};
+
 template <class Src, int NR>
 BATON_AVX2 void row_tile(const Src& src, const QuantizedX& x, int64_t r0, float* y,
                          int64_t y_stride, int64_t o) {
   const int8_t* xq[NR];
   const float* xd[NR];
   const float* xs[NR];
+  const float* xs2[NR];
   __m256 acc[NR];
   for (int j = 0; j < NR; ++j) {
     xq[j] = reinterpret_cast<const int8_t*>(x.row_qs(r0 + j));
     xd[j] = x.row_d(r0 + j);
     xs[j] = x.row_s(r0 + j);
+    xs2[j] = Src::kHalfOffset ? x.row_s2(r0 + j) : nullptr;
     acc[j] = _mm256_setzero_ps();
   }
   const __m256i ones = _mm256_set1_epi16(1);
@@ -102,6 +124,10 @@ BATON_AVX2 void row_tile(const Src& src, const QuantizedX& x, int64_t r0, float*
       if constexpr (Src::kOffset) {
         acc[j] = _mm256_fmadd_ps(_mm256_zextps128_ps256(_mm_set_ss(src.off(b))),
                                  _mm256_set1_ps(xs[j][b]), acc[j]);
+      }
+      if constexpr (Src::kHalfOffset) {
+        const __m256 s2 = _mm256_setr_ps(xs2[j][2 * b], 0, 0, 0, xs2[j][2 * b + 1], 0, 0, 0);
+        acc[j] = _mm256_fmadd_ps(src.off2(b), s2, acc[j]);
       }
     }
   }
@@ -137,6 +163,26 @@ void group(const MatrixView& w, const QuantizedX& x, int64_t g0, int64_t g1, flo
   }
 }
 
+template <bool Offset, bool HalfOffset>
+void unpacked_group_of(const MatrixView& w, const QuantizedX& x, int64_t g0, int64_t g1, float* y,
+                       const std::vector<UnpackedRow>& unpacked) {
+  using Src = UnpackedSource<Offset, HalfOffset>;
+  group<Src>(w, x, g0, g1, y, [&](int64_t i) { return Src{&unpacked[size_t(i)]}; });
+}
+
+void unpacked_group(const MatrixView& w, const QuantizedX& x, int64_t g0, int64_t g1, float* y,
+                    const std::vector<UnpackedRow>& unpacked) {
+  switch (w.type) {
+    case gguf::TensorType::Q2_K:
+      return unpacked_group_of<false, true>(w, x, g0, g1, y, unpacked);
+    case gguf::TensorType::Q4_1:
+    case gguf::TensorType::Q5_K:
+      return unpacked_group_of<true, false>(w, x, g0, g1, y, unpacked);
+    default:  // Q5_0 IQ4_NL Q3_K IQ4_XS: no offset
+      return unpacked_group_of<false, false>(w, x, g0, g1, y, unpacked);
+  }
+}
+
 }  // namespace
 
 void quant_rows_avx2(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
@@ -152,9 +198,15 @@ void quant_rows_avx2(const MatrixView& w, const QuantizedX& x, int64_t o_begin, 
       });
       continue;
     }
+    const bool in_place = w.type == gguf::TensorType::Q4_0 || w.type == gguf::TensorType::Q4_K ||
+                          w.type == gguf::TensorType::Q6_K;
     for (int64_t o = g0; o < g1; ++o) {
       unpack_row(w.type, base + o * int64_t(w.row_stride), w.cols, unpacked[size_t(o - g0)],
-                 /*values=*/false);
+                 /*values=*/!in_place);
+    }
+    if (!in_place) {
+      unpacked_group(w, x, g0, g1, y, unpacked);
+      continue;
     }
     auto run = [&]<gguf::TensorType T>() {
       group<InPlaceSource<T>>(w, x, g0, g1, y, [&](int64_t i) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/avx512_loaders.h"
+#include "kernels/avx512_loaders_extra.h"
 #include "kernels/fp16.h"
 #include "kernels/matmul_impl.h"
 
@@ -57,7 +58,7 @@ BATON_AVX512_INLINE void make_packed(Loader& loader, int64_t b, Packed& p) {
     const __m512i sum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, ones, q.lo), ones, q.hi);
     p.nlo = _mm512_sub_epi32(zero, _mm512_slli_epi32(sum, 7));
   }
-  if constexpr (Loader::kOffset) p.off = q.off;
+  if constexpr (Loader::kOffset || Loader::kHalfOffset) p.off = q.off;
 }
 
 // Blocks straight from the weights (small batches).
@@ -91,11 +92,13 @@ BATON_AVX512 void quad_tile(Source src, const QuantizedX& x, int64_t r0, float* 
   const uint8_t* xq[NR];
   const float* xd[NR];
   const float* xs[NR];
+  const float* xs2[NR];
   for (int j = 0; j < NR; ++j) {
     acc[j] = _mm512_setzero_ps();
     xq[j] = x.row_qs(r0 + j);
     xd[j] = x.row_d(r0 + j);
     xs[j] = x.row_s(r0 + j);
+    xs2[j] = Loader::kHalfOffset ? x.row_s2(r0 + j) : nullptr;
   }
   for (int64_t b = 0; b < x.nb; ++b) {
     Packed tmp;
@@ -116,6 +119,11 @@ BATON_AVX512 void quad_tile(Source src, const QuantizedX& x, int64_t r0, float* 
       }
       if constexpr (Loader::kOffset) {
         acc[j] = _mm512_fmadd_ps(p.off, _mm512_set1_ps(xs[j][b]), acc[j]);
+      }
+      if constexpr (Loader::kHalfOffset) {  // both halves' sums in every lane pair
+        double pair;
+        std::memcpy(&pair, xs2[j] + 2 * b, sizeof pair);
+        acc[j] = _mm512_fmadd_ps(p.off, _mm512_castpd_ps(_mm512_set1_pd(pair)), acc[j]);
       }
     }
   }
@@ -247,6 +255,20 @@ void quant_rows_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin
       return quant_rows<LoaderQ4_K>(w, x, o_begin, o_end, y);
     case TensorType::Q6_K:
       return quant_rows<LoaderQ6_K>(w, x, o_begin, o_end, y);
+    case TensorType::Q4_1:
+      return quant_rows<avx512::LoaderQ4_1>(w, x, o_begin, o_end, y);
+    case TensorType::Q5_0:
+      return quant_rows<avx512::LoaderQ5_0>(w, x, o_begin, o_end, y);
+    case TensorType::IQ4_NL:
+      return quant_rows<avx512::LoaderIQ4_NL>(w, x, o_begin, o_end, y);
+    case TensorType::Q2_K:
+      return quant_rows<avx512::LoaderQ2_K>(w, x, o_begin, o_end, y);
+    case TensorType::Q3_K:
+      return quant_rows<avx512::LoaderQ3_K>(w, x, o_begin, o_end, y);
+    case TensorType::Q5_K:
+      return quant_rows<avx512::LoaderQ5_K>(w, x, o_begin, o_end, y);
+    case TensorType::IQ4_XS:
+      return quant_rows<avx512::LoaderIQ4_XS>(w, x, o_begin, o_end, y);
     default:
       return;
   }

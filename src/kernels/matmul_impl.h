@@ -6,6 +6,11 @@
 // summed over the block, i.e. sum_i W[i]*x[i] = s_lo*dot_lo + s_hi*dot_hi + off*sum(x).
 //   Q8_0: q, s = d, no offset.          Q4_0: q = nibble - 8, s = d.
 //   Q4_K: q = nibble - 8, s = d*sc, off = 8*s - dmin*m.    Q6_K: q = level - 32, s = d*sc.
+//   Q4_1: q = nibble, s = d, off = m.   Q5_0: q = level - 16, s = d.   IQ4_NL: q = table[nibble].
+//   Q5_K: q = level, s = d*sc, off = -dmin*m.   Q3_K: q = level - 4*(no high bit), s = d*(sc-32).
+//   IQ4_XS: q = table[nibble], s = d*(ls-32).
+//   Q2_K has a min per 16 elements, so its offset is per half block too (off2, times
+//   dx * sum(xq) of that half: QuantizedX::s2); no other type uses or computes those.
 // x is quantized per 32 elements: xq = round(x / dx), dx = amax / 127, with sx = dx * sum(xq).
 #include <cstdint>
 #include <vector>
@@ -19,24 +24,31 @@ struct QuantizedX {
   int64_t n_x = 0;
   int64_t nb = 0;           // blocks per row
   bool biased = false;      // qs hold xq + 128 (unsigned operand of VNNI) instead of xq
+  bool half_sums = false;   // s2 is filled (weights with per-half offsets)
   std::vector<uint8_t> qs;  // n_x * nb * 32
   std::vector<float> d;     // n_x * nb
   std::vector<float> s;     // n_x * nb: d * sum(xq)
+  std::vector<float> s2;    // n_x * nb * 2 when half_sums: d * sum(xq) of each 16-element half
   const uint8_t* row_qs(int64_t r) const { return qs.data() + r * nb * kQK; }
   const float* row_d(int64_t r) const { return d.data() + r * nb; }
   const float* row_s(int64_t r) const { return s.data() + r * nb; }
+  const float* row_s2(int64_t r) const { return s2.data() + r * nb * 2; }
 };
 
-void resize_quantized_x(QuantizedX& q, int64_t n_x, int64_t nb, bool biased);
+void resize_quantized_x(QuantizedX& q, int64_t n_x, int64_t nb, bool biased,
+                        bool half_sums = false);
 // Quantizes row r of x into q (identical results at every level).
 void quantize_x_row(const float* x, QuantizedX& q, int64_t r);
 void quantize_x_row_avx512(const float* x, QuantizedX& q, int64_t r);
+// Fills s2 of row r from its quantized values (integer sums: the same at every level).
+void half_sums_row(QuantizedX& q, int64_t r);
 
 // One weight row in the form above, for the scalar and AVX2 kernels.
 struct UnpackedRow {
   std::vector<int8_t> q;      // cols
   std::vector<float> scale8;  // 8 per block: s_lo x4, s_hi x4
   std::vector<float> off;     // per block
+  std::vector<float> off2;    // per half block, only for types with per-half offsets (Q2_K)
 };
 // values = false fills only the scales and offsets (for kernels that decode weights in place).
 void unpack_row(gguf::TensorType t, const uint8_t* row, int64_t cols, UnpackedRow& out,
@@ -55,6 +67,11 @@ void float_rows_avx2(const MatrixView& w, const float* x, int64_t n_x, int64_t o
                      int64_t o_end, float* y);
 void float_rows_avx512(const MatrixView& w, const float* x, int64_t n_x, int64_t o_begin,
                        int64_t o_end, float* y);
+
+// Q2_K: the one type whose offsets are per 16-element half (see above).
+inline bool has_half_offsets(gguf::TensorType t) {
+  return t == gguf::TensorType::Q2_K;
+}
 
 inline bool is_float_type(gguf::TensorType t) {
   return t == gguf::TensorType::F32 || t == gguf::TensorType::F16 || t == gguf::TensorType::BF16;

@@ -5,15 +5,18 @@
 
 #include "kernels/fp16.h"
 #include "kernels/matmul_impl.h"
+#include "kernels/quant_extra.h"
 
 namespace baton::kernels {
 
 using gguf::TensorType;
 
-void resize_quantized_x(QuantizedX& q, int64_t n_x, int64_t nb, bool biased) {
+void resize_quantized_x(QuantizedX& q, int64_t n_x, int64_t nb, bool biased, bool half_sums) {
   q.n_x = n_x;
   q.nb = nb;
   q.biased = biased;
+  q.half_sums = half_sums;
+  if (half_sums) q.s2.resize(size_t(n_x * nb * 2));
   q.qs.resize(size_t(n_x * nb * kQK));
   q.d.resize(size_t(n_x * nb));
   q.s.resize(size_t(n_x * nb));
@@ -34,6 +37,20 @@ void quantize_x_row(const float* x, QuantizedX& q, int64_t r) {
     }
     q.d[size_t(r * q.nb + b)] = d;
     q.s[size_t(r * q.nb + b)] = d * float(sum);
+  }
+}
+
+void half_sums_row(QuantizedX& q, int64_t r) {
+  const uint8_t* qs = q.row_qs(r);
+  const int bias = q.biased ? 128 : 0;
+  for (int64_t b = 0; b < q.nb; ++b, qs += kQK) {
+    int sum[2] = {0, 0};
+    for (int i = 0; i < kQK; ++i) {
+      sum[i / 16] += q.biased ? int(qs[i]) - bias : int(int8_t(qs[i]));
+    }
+    const float d = q.d[size_t(r * q.nb + b)];
+    q.s2[size_t((r * q.nb + b) * 2)] = d * float(sum[0]);
+    q.s2[size_t((r * q.nb + b) * 2 + 1)] = d * float(sum[1]);
   }
 }
 
@@ -107,6 +124,8 @@ void unpack_row(TensorType t, const uint8_t* row, int64_t cols, UnpackedRow& out
   if (values) out.q.resize(size_t(cols));
   out.scale8.resize(size_t(nb * 8));
   out.off.assign(size_t(nb), 0.f);
+  if (has_half_offsets(t)) out.off2.assign(size_t(nb * 2), 0.f);
+  if (is_extra_quant_type(t)) return unpack_extra(t, row, cols, values, out);
   switch (t) {
     case TensorType::Q8_0:
       unpack_q8_0(row, nb, values, out);
@@ -128,12 +147,14 @@ void unpack_row(TensorType t, const uint8_t* row, int64_t cols, UnpackedRow& out
 void quant_rows_scalar(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
                        float* y) {
   thread_local UnpackedRow u;
+  const bool half = has_half_offsets(w.type);
   for (int64_t o = o_begin; o < o_end; ++o) {
     unpack_row(w.type, static_cast<const uint8_t*>(w.data) + o * w.row_stride, w.cols, u);
     for (int64_t r = 0; r < x.n_x; ++r) {
       const auto* xq = reinterpret_cast<const int8_t*>(x.row_qs(r));
       const float* xd = x.row_d(r);
       const float* xs = x.row_s(r);
+      const float* xs2 = half ? x.row_s2(r) : nullptr;
       float acc = 0;
       for (int64_t b = 0; b < x.nb; ++b) {
         const int8_t* wq = &u.q[size_t(b * kQK)];
@@ -142,7 +163,12 @@ void quant_rows_scalar(const MatrixView& w, const QuantizedX& x, int64_t o_begin
         for (int i = 16; i < kQK; ++i) hi += wq[i] * xq[b * kQK + i];
         acc += float(lo) * (u.scale8[size_t(b * 8)] * xd[b]);
         acc += float(hi) * (u.scale8[size_t(b * 8 + 4)] * xd[b]);
-        acc += u.off[size_t(b)] * xs[b];
+        if (half) {
+          acc += u.off2[size_t(2 * b)] * xs2[2 * b];
+          acc += u.off2[size_t(2 * b + 1)] * xs2[2 * b + 1];
+        } else {
+          acc += u.off[size_t(b)] * xs[b];
+        }
       }
       y[r * w.rows + o] = acc;
     }

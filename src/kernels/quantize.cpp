@@ -8,6 +8,7 @@
 
 #include "kernels/blocks.h"
 #include "kernels/fp16.h"
+#include "kernels/quant_extra.h"
 #include "kernels/quantize_k.h"
 
 namespace baton::kernels {
@@ -86,6 +87,20 @@ BlockShape block_shape(TensorType t) {
       return {kQKK, sizeof(BlockQ4_K)};
     case TensorType::Q6_K:
       return {kQKK, sizeof(BlockQ6_K)};
+    case TensorType::Q4_1:
+      return {kQK, sizeof(BlockQ4_1)};
+    case TensorType::Q5_0:
+      return {kQK, sizeof(BlockQ5_0)};
+    case TensorType::IQ4_NL:
+      return {kQK, sizeof(BlockIQ4_NL)};
+    case TensorType::Q2_K:
+      return {kQKK, sizeof(BlockQ2_K)};
+    case TensorType::Q3_K:
+      return {kQKK, sizeof(BlockQ3_K)};
+    case TensorType::Q5_K:
+      return {kQKK, sizeof(BlockQ5_K)};
+    case TensorType::IQ4_XS:
+      return {kQKK, sizeof(BlockIQ4_XS)};
     default:
       return {};
   }
@@ -94,8 +109,10 @@ BlockShape block_shape(TensorType t) {
 size_t kernel_row_bytes(TensorType t, int64_t n) {
   const BlockShape s = block_shape(t);
   if (s.elems == 0) {
-    throw std::invalid_argument("kernels: tensor " + type_label(t) +
-                                " is not supported (expected f32 f16 bf16 q8_0 q4_0 q4_K q6_K)");
+    throw std::invalid_argument(
+        "kernels: tensor " + type_label(t) +
+        " is not supported (expected f32 f16 bf16 q8_0 q5_0 q4_0 q4_1 iq4_nl "
+        "q2_K q3_K q4_K q5_K q6_K iq4_xs)");
   }
   if (n < 0 || n % s.elems != 0) {
     throw std::invalid_argument("kernels: row length " + std::to_string(n) + " of " +
@@ -133,8 +150,8 @@ void quantize_row(TensorType t, const float* src, void* dst, int64_t n) {
     case TensorType::Q6_K:
       quantize_q6_k(src, static_cast<BlockQ6_K*>(dst), nb);
       break;
-    default:
-      break;  // kernel_row_bytes already threw
+    default:  // readable, but baton writes none of these
+      throw std::invalid_argument("kernels: no quantizer for " + type_label(t));
   }
 }
 
@@ -166,7 +183,8 @@ void dequantize_row(TensorType t, const void* src, float* dst, int64_t n) {
     case TensorType::Q6_K:
       dequantize_q6_k(static_cast<const BlockQ6_K*>(src), dst, nb);
       break;
-    default:
+    default:  // kernel_row_bytes threw for anything else
+      dequantize_extra(t, src, dst, n);
       break;
   }
 }

@@ -1,7 +1,8 @@
 #pragma once
 // Row conversions between f32 and every tensor type the kernels support:
-// F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K. Dequantization matches ggml's reference bit for bit;
-// quantization rounds to nearest (Q8_0, Q4_0) or searches scales per sub-block (Q4_K, Q6_K).
+// F32 F16 BF16 Q8_0 Q5_0 Q4_0 Q4_1 IQ4_NL Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS. Dequantization
+// matches ggml's reference bit for bit; quantization (F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K only)
+// rounds to nearest (Q8_0, Q4_0) or searches scales per sub-block (Q4_K, Q6_K).
 #include <cstddef>
 #include <cstdint>
 
@@ -10,7 +11,7 @@
 namespace baton::kernels {
 
 // n must be a multiple of the type's block size; throws std::invalid_argument otherwise or for
-// an unsupported type.
+// an unsupported type (quantize_row also for a type it has no quantizer for).
 void quantize_row(gguf::TensorType t, const float* src, void* dst, int64_t n);
 void dequantize_row(gguf::TensorType t, const void* src, float* dst, int64_t n);
 

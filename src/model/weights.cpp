@@ -19,7 +19,8 @@ class Loader {
     if (!gguf::traits(t->type).supported) {
       throw std::runtime_error(
           fmt::format("{}: tensor {} has type {}, which baton cannot compute "
-                      "with (use f32, f16, bf16, q8_0, q4_0, q4_K or q6_K)",
+                      "with (use f32, f16, bf16, q8_0, q5_0, q4_0, q4_1, iq4_nl, q2_K, q3_K, "
+                      "q4_K, q5_K, q6_K or iq4_xs)",
                       f_.path(), name, gguf::type_name(t->type)));
     }
     return *t;

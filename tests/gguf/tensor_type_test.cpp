@@ -16,17 +16,19 @@ TEST(TensorType, TraitsMatchGgml) {
                                                    {TensorType::F16, 1, 2, true},
                                                    {TensorType::BF16, 1, 2, true},
                                                    {TensorType::Q4_0, 32, 18, true},
-                                                   {TensorType::Q4_1, 32, 20, false},
-                                                   {TensorType::Q5_0, 32, 22, false},
+                                                   {TensorType::Q4_1, 32, 20, true},
+                                                   {TensorType::Q5_0, 32, 22, true},
                                                    {TensorType::Q5_1, 32, 24, false},
                                                    {TensorType::Q8_0, 32, 34, true},
                                                    {TensorType::Q8_1, 32, 36, false},
-                                                   {TensorType::Q2_K, 256, 84, false},
-                                                   {TensorType::Q3_K, 256, 110, false},
+                                                   {TensorType::Q2_K, 256, 84, true},
+                                                   {TensorType::Q3_K, 256, 110, true},
                                                    {TensorType::Q4_K, 256, 144, true},
-                                                   {TensorType::Q5_K, 256, 176, false},
+                                                   {TensorType::Q5_K, 256, 176, true},
                                                    {TensorType::Q6_K, 256, 210, true},
-                                                   {TensorType::Q8_K, 256, 292, false}}) {
+                                                   {TensorType::Q8_K, 256, 292, false},
+                                                   {TensorType::IQ4_NL, 32, 18, true},
+                                                   {TensorType::IQ4_XS, 256, 136, true}}) {
     auto tr = traits(w.t);
     EXPECT_EQ(tr.block_elems, w.elems) << tr.name;
     EXPECT_EQ(tr.block_bytes, w.bytes) << tr.name;

@@ -95,8 +95,9 @@ TEST(Quantize, RejectsBadLengthsAndTypes) {
   std::vector<uint8_t> buf(1024);
   EXPECT_THROW(quantize_row(TensorType::Q8_0, x.data(), buf.data(), 33), std::invalid_argument);
   EXPECT_THROW(quantize_row(TensorType::Q4_K, x.data(), buf.data(), 64), std::invalid_argument);
-  EXPECT_THROW(dequantize_row(TensorType::Q5_0, buf.data(), x.data(), 32), std::invalid_argument);
-  EXPECT_THROW(kernel_row_bytes(TensorType::Q2_K, 256), std::invalid_argument);
+  EXPECT_THROW(dequantize_row(TensorType::Q5_1, buf.data(), x.data(), 32), std::invalid_argument);
+  EXPECT_THROW(quantize_row(TensorType::Q5_0, x.data(), buf.data(), 32), std::invalid_argument);
+  EXPECT_THROW(kernel_row_bytes(TensorType::Q8_K, 256), std::invalid_argument);
   EXPECT_EQ(kernel_row_bytes(TensorType::Q8_0, 64), 68u);
   EXPECT_EQ(kernel_row_bytes(TensorType::Q6_K, 512), 420u);
 }

@@ -1,0 +1,244 @@
+// The types baton reads but does not write (Q4_1 Q5_0 IQ4_NL Q2_K Q3_K Q5_K IQ4_XS): hand-built
+// blocks through get_row, random raw blocks (extreme scales included) through matmul at every
+// SIMD level, and batch invariance.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/matmul.h"
+#include "kernels/matmul_impl.h"
+#include "kernels/quantize.h"
+#include "kernels/simd.h"
+
+namespace baton::kernels {
+namespace {
+
+using gguf::TensorType;
+
+const TensorType kExtraTypes[] = {TensorType::Q4_1,  TensorType::Q5_0, TensorType::IQ4_NL,
+                                  TensorType::Q2_K,  TensorType::Q3_K, TensorType::Q5_K,
+                                  TensorType::IQ4_XS};
+
+std::vector<SimdLevel> available_levels() {
+  std::vector<SimdLevel> out;
+  for (int l = 0; l <= int(detected_simd_level()); ++l) out.push_back(SimdLevel(l));
+  return out;
+}
+
+std::string label(TensorType t, SimdLevel l) {
+  return std::string(gguf::type_name(t)) + " at " + simd_level_label(l);
+}
+
+// Offsets of the f16 fields (scales and mins) inside one block of each type.
+std::vector<int> f16_fields(TensorType t) {
+  switch (t) {
+    case TensorType::Q4_1:
+    case TensorType::Q5_K:
+      return {0, 2};
+    case TensorType::Q2_K:
+      return {80, 82};
+    case TensorType::Q3_K:
+      return {108};
+    default:  // Q5_0 IQ4_NL IQ4_XS
+      return {0};
+  }
+}
+
+void put_f16(uint8_t* p, uint16_t h) {
+  std::memcpy(p, &h, 2);
+}
+
+// Random raw blocks. extreme = false: random bytes with f16 scales of moderate size and either
+// sign. extreme = true: each block's scales drawn from f16 max, min normal, subnormals, zero
+// and negatives, its other bytes all 0x00, all 0xFF or random.
+std::vector<uint8_t> random_blocks(TensorType t, int64_t n_blocks, uint32_t seed, bool extreme) {
+  const BlockShape shape = block_shape(t);
+  std::vector<uint8_t> out(size_t(n_blocks * shape.bytes));
+  std::mt19937 rng(seed);
+  const uint16_t kExtremes[] = {0x7BFF, 0x0400, 0x0001, 0x03FF, 0x0000, 0xFBFF, 0x8001, 0x3C00};
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    uint8_t* blk = out.data() + b * shape.bytes;
+    const int fill = extreme ? int(rng() % 3) : 2;
+    for (int64_t i = 0; i < shape.bytes; ++i) {
+      blk[i] = fill == 0 ? 0x00 : fill == 1 ? 0xFF : uint8_t(rng());
+    }
+    for (int off : f16_fields(t)) {
+      uint16_t h;
+      if (extreme) {
+        h = kExtremes[rng() % 8];
+      } else {  // sign, exponent 2^-12 .. 2^-3, random mantissa
+        h = uint16_t((rng() % 2) << 15 | (3 + rng() % 10) << 10 | (rng() & 0x3FF));
+      }
+      put_f16(blk + off, h);
+    }
+  }
+  return out;
+}
+
+std::vector<float> random_x(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+struct Weights {
+  TensorType type;
+  int64_t rows, cols;
+  std::vector<uint8_t> bytes;
+  MatrixView view() const { return {type, bytes.data(), rows, cols, kernel_row_bytes(type, cols)}; }
+};
+
+Weights random_weights(TensorType t, int64_t rows, int64_t cols, uint32_t seed, bool extreme) {
+  const int64_t blocks = rows * cols / block_shape(t).elems;
+  return Weights{t, rows, cols, random_blocks(t, blocks, seed, extreme)};
+}
+
+// Checks y against a float64 product of the dequantized weights. Two errors separate them:
+// x is quantized per 32 elements (each element off by at most dx/2, dx = amax/127), which
+// costs sum |W| * dx/2; and the kernel's float arithmetic (one product and one sum per term,
+// at most ~3 terms per block, so a few hundred roundings of 2^-24 for 1024 columns) costs at
+// most 2e-5 of the magnitude of its terms, sum (|s*q| + |off|) * (|x| + dx).
+void expect_close_to_reference(const Weights& w, const std::vector<float>& x, int64_t n_x,
+                               const std::vector<float>& y, const std::string& what) {
+  const size_t rb = kernel_row_bytes(w.type, w.cols);
+  std::vector<float> deq(size_t(w.cols));
+  UnpackedRow u;
+  for (int64_t o = 0; o < w.rows; ++o) {
+    const uint8_t* row = w.bytes.data() + size_t(o) * rb;
+    dequantize_row(w.type, row, deq.data(), w.cols);
+    unpack_row(w.type, row, w.cols, u);
+    for (int64_t r = 0; r < n_x; ++r) {
+      const float* xr = x.data() + r * w.cols;
+      double ref = 0, quant = 0, terms = 0;
+      for (int64_t b = 0; b < w.cols / 32; ++b) {
+        double amax = 0;
+        for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(double(xr[b * 32 + i])));
+        const double dx = amax / 127;
+        for (int i = 0; i < 32; ++i) {
+          const int64_t k = b * 32 + i;
+          const double off = u.off2.empty() ? u.off[size_t(b)] : u.off2[size_t(2 * b + i / 16)];
+          ref += double(deq[size_t(k)]) * xr[k];
+          quant += std::fabs(double(deq[size_t(k)])) * dx / 2;
+          terms += (std::fabs(double(u.scale8[size_t(b * 8 + (i / 16) * 4)]) * u.q[size_t(k)]) +
+                    std::fabs(off)) *
+                   (std::fabs(double(xr[k])) + dx);
+        }
+      }
+      const double bound = quant * 1.001 + 2e-5 * terms + 1e-30;
+      ASSERT_NEAR(y[size_t(r * w.rows + o)], ref, bound) << what << " row " << o << " x " << r;
+    }
+  }
+}
+
+TEST(MatmulExtra, GeometryAndNoQuantizer) {
+  for (auto t : kExtraTypes) {
+    const auto tr = gguf::traits(t);
+    EXPECT_TRUE(tr.supported) << tr.name;
+    EXPECT_EQ(block_shape(t).elems, int64_t(tr.block_elems)) << tr.name;
+    EXPECT_EQ(block_shape(t).bytes, int64_t(tr.block_bytes)) << tr.name;
+    std::vector<float> x(256, 1.0f);
+    std::vector<uint8_t> buf(1024);
+    EXPECT_THROW(quantize_row(t, x.data(), buf.data(), 256), std::invalid_argument) << tr.name;
+  }
+}
+
+// unpack_row's form (s * q + offset) rebuilds each dequantized value exactly: both are one
+// product and at most one sum of the same floats, so the matmul reads the weights get_row gives.
+TEST(MatmulExtra, UnpackedFormEqualsDequantized) {
+  for (auto t : kExtraTypes) {
+    for (bool extreme : {false, true}) {
+      const auto w = random_weights(t, 8, 512, 3, extreme);
+      const size_t rb = kernel_row_bytes(t, 512);
+      std::vector<float> deq(512);
+      UnpackedRow u;
+      for (int64_t o = 0; o < 8; ++o) {
+        dequantize_row(t, w.bytes.data() + o * rb, deq.data(), 512);
+        unpack_row(t, w.bytes.data() + o * rb, 512, u);
+        for (int k = 0; k < 512; ++k) {
+          const int b = k / 32, half = (k % 32) / 16;
+          const float s = u.scale8[size_t(b * 8 + half * 4)];
+          const float off = has_half_offsets(t) ? u.off2[size_t(2 * b + half)] : u.off[size_t(b)];
+          const float prod = s * float(u.q[size_t(k)]);
+          const float v = off != 0.0f ? prod + off : prod;
+          ASSERT_EQ(v, deq[size_t(k)]) << gguf::type_name(t) << " row " << o << " elem " << k;
+        }
+      }
+    }
+  }
+}
+
+TEST(MatmulExtra, EveryLevelMatchesReference) {
+  ThreadPool pool(2);
+  for (auto t : kExtraTypes) {
+    for (bool extreme : {false, true}) {
+      const int64_t rows = 37, cols = 512;
+      const auto w = random_weights(t, rows, cols, 11, extreme);
+      // 5 rows take AVX-512's direct path, 11 its packed path.
+      for (int64_t n_x : {5, 11}) {
+        const auto x = random_x(n_x * cols, 12);
+        for (auto level : available_levels()) {
+          std::vector<float> y(size_t(n_x * rows), -1.0f);
+          matmul_at(level, w.view(), x.data(), n_x, y.data(), &pool);
+          expect_close_to_reference(
+              w, x, n_x, y,
+              label(t, level) + (extreme ? " extreme" : " random") + " n_x " + std::to_string(n_x));
+        }
+      }
+    }
+  }
+}
+
+TEST(MatmulExtra, OddShapes) {
+  for (auto t : kExtraTypes) {
+    const int64_t block = block_shape(t).elems;
+    for (int64_t rows : {1, 5, 13}) {
+      const auto w = random_weights(t, rows, 2 * block, uint32_t(rows), false);
+      const auto x = random_x(9 * 2 * block, uint32_t(rows + 1));
+      for (auto level : available_levels()) {
+        ThreadPool pool(3);
+        std::vector<float> y(size_t(9 * rows), -1.0f);
+        matmul_at(level, w.view(), x.data(), 9, y.data(), &pool);
+        expect_close_to_reference(w, x, 9, y, label(t, level) + " rows " + std::to_string(rows));
+      }
+    }
+  }
+}
+
+TEST(MatmulExtra, BatchInvariance) {
+  const int64_t rows = 45, cols = 1024, n_x = 64;
+  const auto x = random_x(n_x * cols, 99);
+  ThreadPool pool1(1), pool2(2), pool3(3);
+  ThreadPool* pools[] = {&pool1, &pool2, &pool3};
+  for (auto t : kExtraTypes) {
+    for (bool extreme : {false, true}) {
+      const auto w = random_weights(t, rows, cols, 98, extreme);
+      for (auto level : available_levels()) {
+        std::vector<float> single(size_t(n_x * rows));
+        for (int64_t r = 0; r < n_x; ++r) {
+          matmul_at(level, w.view(), x.data() + r * cols, 1, &single[size_t(r * rows)], nullptr);
+        }
+        for (int64_t batch : {2, 3, 9, 64}) {
+          for (ThreadPool* pool : pools) {
+            std::vector<float> y(size_t(n_x * rows), -1.0f);
+            for (int64_t r0 = 0; r0 < n_x; r0 += batch) {
+              const int64_t n = std::min(batch, n_x - r0);
+              matmul_at(level, w.view(), x.data() + r0 * cols, n, y.data() + r0 * rows, pool);
+            }
+            ASSERT_EQ(std::memcmp(y.data(), single.data(), y.size() * 4), 0)
+                << label(t, level) << " batch " << batch << " threads " << pool->size();
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace baton::kernels
