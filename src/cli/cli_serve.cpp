@@ -222,6 +222,13 @@ void add_sched_flags(CLI::App* cmd, sched::SchedConfig& s, bool& no_prefix_cache
                   "KV a parked prefill may keep pinned; beyond it, blocks go back to the prefix "
                   "cache and are recomputed (or reused) on resume")
       ->capture_default_str();
+  cmd->add_option("--kv-disk-dir", s.kv_disk_dir,
+                  "directory of the KV disk tier: prefixes evicted from RAM or kept across "
+                  "restarts are restored from it instead of recomputed (needs --kv-disk-space-mb)");
+  cmd->add_option("--kv-disk-space-mb", s.kv_disk_space_mb,
+                  "most disk the tier may use; least recently used segments go first (0 = off)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--send-stall-timeout-ms", s.send_stall_timeout_ms,
                   "fail a request whose client stops reading for this long")
       ->capture_default_str();
@@ -296,6 +303,14 @@ void register_serve(CLI::App& app) {
           "serve: --keepalive-s, --max-body-mb, --max-connections, --header-timeout-s, "
           "--body-timeout-s, --idle-timeout-s, --http-threads, --handler-threads and "
           "--send-stall-timeout-ms must be > 0");
+    }
+    if (a->sched.kv_disk_dir.empty() != (a->sched.kv_disk_space_mb == 0)) {
+      throw std::runtime_error(
+          "serve: the KV disk tier needs both --kv-disk-dir DIR and --kv-disk-space-mb N (> 0)");
+    }
+    if (!a->sched.kv_disk_dir.empty() && a->no_prefix_cache) {
+      throw std::runtime_error(
+          "serve: --kv-disk-dir needs the prefix cache: drop --no-prefix-cache");
     }
     serve(*a, cmd->count("--ctx") > 0);
   });

@@ -2,6 +2,7 @@
 // The interface the engine loop drives. The real engine (model forward on the CPU) and the fake
 // engine of the scheduler tests both implement it. Only the engine-loop thread calls it.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ struct EngineInfo {
   int32_t block_size = 16;          // tokens per KV block
   uint64_t kv_bytes_per_block = 0;  // all layers, K and V
   uint64_t fingerprint = 0;         // identifies weights + KV layout, seeds prefix hash chains
+  // What a KV block's bytes mean (type and shapes), e.g. "f16 layers=22 kv_heads=4 head_dim=64";
+  // the disk tier refuses files whose layout differs.
+  std::string kv_layout;
   int32_t bos_id = -1;
   std::vector<int32_t> eog_ids;  // end-of-generation tokens (eos, eot, ...)
 };
@@ -57,6 +61,13 @@ class Engine {
   // Copies the first n_tokens positions of block src into block dst (copy-on-write of a shared
   // partial tail block).
   virtual void copy_block(int32_t src, int32_t dst, int32_t n_tokens) = 0;
+  // The bytes of one block (all layers, K and V), for the disk tier, which reads and writes them
+  // from its own thread while the block is pinned and in no step. Stable from allocate_kv on.
+  // Empty when the engine cannot expose its KV (the disk tier is then refused).
+  virtual std::span<uint8_t> kv_block(int32_t block) {
+    (void)block;
+    return {};
+  }
 };
 
 }  // namespace baton::engine

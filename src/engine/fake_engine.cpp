@@ -23,6 +23,7 @@ EngineInfo FakeEngine::info() const {
   i.block_size = cfg_.block_size;
   i.kv_bytes_per_block = cfg_.kv_bytes_per_block;
   i.fingerprint = cfg_.fingerprint;
+  i.kv_layout = "fake block=" + std::to_string(cfg_.block_size);
   i.bos_id = 1;
   i.eog_ids = {cfg_.eog_id};
   return i;
@@ -31,6 +32,13 @@ EngineInfo FakeEngine::info() const {
 void FakeEngine::allocate_kv(int32_t n_blocks) {
   std::lock_guard<std::mutex> lock(mu_);
   kv_.assign(static_cast<size_t>(n_blocks), std::vector<int32_t>(cfg_.block_size, -1));
+}
+
+std::span<uint8_t> FakeEngine::kv_block(int32_t block) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (block < 0 || block >= static_cast<int32_t>(kv_.size())) return {};
+  auto& b = kv_[static_cast<size_t>(block)];
+  return {reinterpret_cast<uint8_t*>(b.data()), b.size() * sizeof(int32_t)};
 }
 
 int32_t FakeEngine::n_blocks() const {

@@ -37,6 +37,8 @@ class FakeEngine : public Engine {
   void allocate_kv(int32_t n_blocks) override;
   void forward(const StepBatch& batch, StepOutput& out) override;
   void copy_block(int32_t src, int32_t dst, int32_t n_tokens) override;
+  // The token ids stored in the block (block_size int32s): a restored block must hold the same.
+  std::span<uint8_t> kv_block(int32_t block) override;
 
   // The token the fake model predicts after `seq` (the argmax of its logits).
   static int32_t expected_next(const std::vector<int32_t>& seq, int32_t n_vocab);

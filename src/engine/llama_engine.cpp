@@ -18,8 +18,24 @@ model::KvType parse_kv_type(const std::string& s) {
   throw std::runtime_error("kv type '" + s + "' is not supported (expected f16 or f32)");
 }
 
-// The header (metadata + tensor table) names the weights exactly; KV layout is mixed in so
-// prefix-cache entries of another layout never match.
+// Bytes of each tensor's data that the fingerprint samples: its start, middle and end.
+constexpr uint64_t kSampleBytes = 4096;
+
+void hash_weight_samples(const gguf::GgufFile& f, XXH3_state_t* st) {
+  for (const auto& t : f.tensors()) {
+    const uint8_t* data = f.tensor_data(t);
+    const uint64_t n = std::min(kSampleBytes, t.n_bytes);
+    for (uint64_t at : {uint64_t{0}, (t.n_bytes - n) / 2, t.n_bytes - n}) {
+      XXH3_64bits_update(st, data + at, n);
+    }
+  }
+}
+
+// Names the model whose KV a prefix chain holds: the header (metadata + tensor table), a sample
+// of every tensor's data (4 KiB at its start, middle and end, so two files with the same header
+// and other weights, e.g. a fine-tune saved over the same shapes, never share blocks, without
+// reading gigabytes at start), the file size, and the KV layout. The disk tier keeps blocks
+// across restarts under this name.
 uint64_t fingerprint_of(const gguf::GgufFile& f, const EngineOptions& opts) {
   std::ifstream in(f.path(), std::ios::binary);
   // A file without tensors may end before its (aligned) data offset.
@@ -30,7 +46,9 @@ uint64_t fingerprint_of(const gguf::GgufFile& f, const EngineOptions& opts) {
   XXH3_state_t* st = XXH3_createState();
   XXH3_64bits_reset(st);
   XXH3_64bits_update(st, header.data(), header.size());
-  const std::string layout = fmt::format("kv={};block={}", opts.kv_type, opts.block_size);
+  hash_weight_samples(f, st);
+  const std::string layout =
+      fmt::format("kv={};block={};size={}", opts.kv_type, opts.block_size, f.file_size());
   XXH3_64bits_update(st, layout.data(), layout.size());
   const uint64_t h = XXH3_64bits_digest(st);
   XXH3_freeState(st);
@@ -49,6 +67,9 @@ LlamaEngine::LlamaEngine(std::unique_ptr<model::LlamaModel> model,
   info_.block_size = model_->kv().block_size();
   info_.kv_bytes_per_block = model_->kv().bytes_per_block();
   info_.fingerprint = fingerprint;
+  info_.kv_layout = fmt::format("{} layers={} kv_heads={} head_dim={}",
+                                model_->kv().type() == model::KvType::F16 ? "f16" : "f32",
+                                h.n_layer, h.n_head_kv, h.head_dim);
   info_.bos_id = tok_->bos_id();
   for (int32_t id = 0; id < tok_->n_vocab(); ++id) {
     if (tok_->is_eog(id)) info_.eog_ids.push_back(id);
@@ -63,6 +84,12 @@ void LlamaEngine::allocate_kv(int32_t n_blocks) {
 
 void LlamaEngine::copy_block(int32_t src, int32_t dst, int32_t n_tokens) {
   model_->kv().copy_block(src, dst, n_tokens);
+}
+
+std::span<uint8_t> LlamaEngine::kv_block(int32_t block) {
+  auto& kv = model_->kv();
+  if (block < 0 || block >= kv.n_blocks()) return {};
+  return {kv.block_data(block), kv.bytes_per_block()};
 }
 
 void LlamaEngine::forward(const StepBatch& batch, StepOutput& out) {

@@ -125,7 +125,9 @@ BlockPool::Walk BlockPool::walk(std::span<const int32_t> prompt) const {
     auto toks = prompt.subspan(static_cast<size_t>(pos), static_cast<size_t>(block_size_));
     uint64_t h = chain_hash(w.hash, toks);
     auto it = by_hash_.find(h);
-    if (it == by_hash_.end() ||
+    // The name covers the whole prefix, but a 64-bit hash can collide: the block must also
+    // follow the same parent and hold the same tokens.
+    if (it == by_hash_.end() || blocks_[it->second].parent != w.hash ||
         !std::equal(toks.begin(), toks.end(), blocks_[it->second].tokens.begin())) {
       break;
     }

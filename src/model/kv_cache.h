@@ -30,6 +30,10 @@ class KvCache {
   const void* rows(int32_t block, int32_t layer, int32_t kv, int32_t head) const {
     return storage_.data() + offset(block, layer, kv, head) * elem_bytes();
   }
+  // Every byte of one block (all layers, K and V): the disk tier saves and restores blocks whole.
+  uint8_t* block_data(int32_t block) {
+    return storage_.data() + offset(block, 0, 0, 0) * elem_bytes();
+  }
   // Copies the first n_tokens slots of every layer/head from block src to block dst.
   void copy_block(int32_t src, int32_t dst, int32_t n_tokens);
 

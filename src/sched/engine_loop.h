@@ -20,7 +20,17 @@ namespace baton::sched {
 
 // Parked: out of its slot at a step boundary (KV pressure or prefill preemption), waiting to
 // resume ahead of new arrivals; it keeps its tokens and sampler, so it resumes bit-exactly.
-enum class RequestState { Queued, Prefilling, Decoding, Parked, Finished, Cancelled, Failed };
+// Loading: admitted, its prefix being read from the KV disk tier while other requests step.
+enum class RequestState {
+  Queued,
+  Loading,
+  Prefilling,
+  Decoding,
+  Parked,
+  Finished,
+  Cancelled,
+  Failed
+};
 const char* state_name(RequestState s);
 
 enum class FinishReason { Stop, Length, Cancelled, Failed, Shutdown };

@@ -47,6 +47,7 @@ LoopCore::LoopCore(engine::Engine& engine, SchedConfig config)
   if (config_.channel_capacity < 1) config_.channel_capacity = 1;
   engine_.allocate_kv(config_.kv_blocks);
   metrics_.kv_blocks_total = config_.kv_blocks;
+  open_disk_tier();
   for (const char* k : {"ok", "cancelled", "failed", "rejected"}) metrics_.requests_total[k] = 0;
   for (const char* k : {"decode", "prefill", "mixed"}) {
     metrics_.steps_total[k] = 0;
@@ -104,6 +105,7 @@ std::shared_ptr<RequestHandle> LoopCore::submit(GenerateRequest req) {
   r->n_fill = r->n_prompt;
   r->tokens = req.prompt;
   r->chain_hash = pool_.root_hash();
+  r->disk_checked_hash = r->chain_hash;
   r->sampler = std::make_unique<engine::Sampler>(req.sampling);
   r->params = std::move(req);
   r->channel = std::make_shared<Channel>(r->id, static_cast<size_t>(config_.channel_capacity));
@@ -221,6 +223,21 @@ void LoopCore::publish(Clock::time_point now) {
   metrics_.prefix_cache_hits_total = ps.hits;
   metrics_.prefix_cache_reused_tokens_total = ps.reused_tokens;
   metrics_.kv_evictions_total = ps.evictions;
+  metrics_.loading_requests = std::count_if(running_.begin(), running_.end(), [](const ReqPtr& r) {
+    return r->state == RequestState::Loading;
+  });
+  metrics_.step_io_wait_seconds = io_seconds_;
+  if (disk_) {
+    const auto ds = disk_->stats();
+    metrics_.kv_disk_bytes = static_cast<int64_t>(ds.bytes);
+    metrics_.kv_disk_budget_bytes = static_cast<int64_t>(ds.budget);
+    metrics_.kv_disk_files = static_cast<int64_t>(ds.files);
+    metrics_.kv_disk_foreign_files = static_cast<int64_t>(ds.foreign_files);
+    metrics_.kv_disk_blocks = static_cast<int64_t>(ds.blocks);
+    metrics_.kv_disk_saved_blocks_total = ds.saved_blocks;
+    metrics_.kv_disk_evicted_files_total = ds.evicted_files;
+    metrics_.kv_disk_errors_total = ds.errors;
+  }
   for (const auto& r : waiting_) {
     metrics_.max_queue_wait_ms = std::max(metrics_.max_queue_wait_ms, ms_between(r->arrival, now));
   }
@@ -237,7 +254,7 @@ void LoopCore::count_step(int32_t decode_rows, int32_t prefill_tokens, double st
 }
 
 int64_t LoopCore::table_refs() const {
-  int64_t n = 0;
+  int64_t n = disk_pins_;
   for (const auto* list : {&running_, &parked_}) {
     for (const auto& r : *list) n += static_cast<int64_t>(r->block_table.size());
   }

@@ -10,6 +10,7 @@
 
 #include "engine/engine.h"
 #include "kv/block_pool.h"
+#include "kv/disk_tier.h"
 #include "sched/engine_loop.h"
 #include "sched/policy.h"
 #include "sched/request.h"
@@ -40,8 +41,10 @@ class LoopCore {
   Metrics metrics() const;
   StatusSnapshot status() const;
   const kv::BlockPool& pool() const { return pool_; }  // loop thread (or after it stopped)
-  // Loop thread: block-table entries of every live request (each pins one pool reference), so
-  // tests can check that blocks are conserved after every step.
+  kv::DiskTier* disk_tier() { return disk_.get(); }    // null when off; tests slow its loads
+  // Loop thread: block-table entries of every live request plus the blocks the disk tier's
+  // queued saves and loads pin (each holds one pool reference), so tests can check that blocks
+  // are conserved after every step.
   int64_t table_refs() const;
 
  private:
@@ -73,6 +76,12 @@ class LoopCore {
                     Clock::time_point now);  // finishes r on failure
   bool stop_condition_met(Request& r, int32_t token, Clock::time_point now);  // finishes r
   void commit_full_blocks(Request& r);
+  // The KV disk tier (loop_disk.cpp).
+  void open_disk_tier();
+  bool start_disk_load(Request& r, int32_t tail_block, Clock::time_point now);  // true: Loading
+  void save_to_disk(Request& r, bool everything);
+  void apply_disk_done(Clock::time_point now);
+  void finish_load(Request& r, size_t n_blocks, Clock::time_point now);
   void finish(Request& r, FinishReason why, const std::string& error, Clock::time_point now);
   void release_blocks(Request& r, bool keep_partial);
   void publish(Clock::time_point now);
@@ -84,12 +93,15 @@ class LoopCore {
   engine::EngineInfo info_;
   SchedConfig config_;
   kv::BlockPool pool_;
+  std::unique_ptr<kv::DiskTier> disk_;  // after pool_: its thread stops before the pool goes
   CostModel costs_;
   uint64_t next_id_ = 1;   // guarded by mu_
   uint64_t next_seq_ = 0;  // guarded by mu_
 
   std::vector<ReqPtr> running_;  // loop thread only; admission order
   std::vector<ReqPtr> parked_;   // loop thread only; arrival order (resumed oldest first)
+  double io_seconds_ = 0;        // loop thread: time spent on the disk tier
+  int64_t disk_pins_ = 0;        // loop thread: pool references held by disk jobs
 
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable cv_;

@@ -164,6 +164,9 @@ void LoopCore::attach_prefix(Request& r) {
   r.n_kv = m.full_tokens;
   r.n_named_blocks = static_cast<int32_t>(m.blocks.size());
   r.chain_hash = m.chain_hash;
+  r.disk_checked_blocks = 0;
+  r.disk_checked_hash = pool_.root_hash();
+  if (disk_ && start_disk_load(r, m.tail_block, Clock::now())) return;
   if (m.tail_block >= 0) {
     // The tail block is shared: copy its matching positions into a block of our own.
     if (auto dst = pool_.allocate()) {
@@ -196,6 +199,7 @@ void LoopCore::release_blocks(Request& r, bool keep_partial) {
   const int32_t bs = pool_.block_size();
   if (keep_partial && config_.prefix_cache) {
     commit_full_blocks(r);
+    save_to_disk(r, /*everything=*/true);
     const int32_t idx = r.n_kv / bs;
     if (r.n_kv % bs != 0 && idx == r.n_named_blocks &&
         idx < static_cast<int32_t>(r.block_table.size())) {

@@ -12,6 +12,7 @@ namespace baton::sched {
 
 bool LoopCore::step() {
   const auto now = Clock::now();
+  apply_disk_done(now);
   reap_waiting();
   reap_running(now);
   ensure_decode_blocks();
@@ -282,6 +283,7 @@ void LoopCore::apply_outputs(const engine::StepBatch& batch, const engine::StepO
       }
     }
     commit_full_blocks(*r);
+    save_to_disk(*r, /*everything=*/false);
   }
   costs_.observe(decode_rows, prefill_tokens, step_ms);
   count_step(decode_rows, prefill_tokens, step_ms);

@@ -53,6 +53,27 @@ struct Metrics {
   uint64_t kv_preemptions_total = 0;       // parked because decode rows needed blocks
   uint64_t prefill_preemptions_total = 0;  // parked so a short request could take the slot
   uint64_t prefill_resumes_total = 0;      // parked requests that took a slot again
+  // The KV disk tier (all zero when it is off).
+  bool kv_disk_enabled = false;
+  int64_t kv_disk_bytes = 0;
+  int64_t kv_disk_budget_bytes = 0;
+  int64_t kv_disk_files = 0;
+  int64_t kv_disk_foreign_files = 0;
+  int64_t kv_disk_blocks = 0;
+  int64_t loading_requests = 0;
+  uint64_t kv_disk_hits_total = 0;    // admissions that found part of their prefix on disk
+  uint64_t kv_disk_misses_total = 0;  // admissions that looked and found none
+  uint64_t kv_disk_saves_total = 0;   // segments written
+  uint64_t kv_disk_loads_total = 0;   // loads completed
+  uint64_t kv_disk_loaded_tokens_total = 0;
+  uint64_t kv_disk_saved_blocks_total = 0;
+  uint64_t kv_disk_evicted_files_total = 0;
+  std::map<std::string, uint64_t> kv_disk_errors_total;  // by kind
+  Histogram kv_disk_load_seconds = Histogram::request_seconds();
+  Histogram kv_disk_save_seconds = Histogram::request_seconds();
+  // Time the engine loop spent on the disk tier (index lookups, queueing, completions); it never
+  // waits for the disk itself, so this stays near zero.
+  double step_io_wait_seconds = 0;
 };
 
 }  // namespace baton::sched

@@ -12,6 +12,8 @@ const char* state_name(RequestState s) {
   switch (s) {
     case RequestState::Queued:
       return "queued";
+    case RequestState::Loading:
+      return "loading";
     case RequestState::Prefilling:
       return "prefilling";
     case RequestState::Decoding:

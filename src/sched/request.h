@@ -84,7 +84,12 @@ struct Request {
   std::vector<int32_t> block_table;
   int32_t n_named_blocks = 0;  // leading full blocks already committed to the prefix cache
   uint64_t chain_hash = 0;     // hash of block n_named_blocks - 1 (fingerprint at first)
-  int32_t generated = 0;       // tokens sent (EOG excluded)
+  // Leading blocks already handed to the disk tier (saved, queued, or found there), and the
+  // chain hash of the last of them.
+  int32_t disk_checked_blocks = 0;
+  uint64_t disk_checked_hash = 0;
+  std::optional<Clock::time_point> loading_since;
+  int32_t generated = 0;  // tokens sent (EOG excluded)
   int32_t starved_steps = 0;
 
   // Parking.

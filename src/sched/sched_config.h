@@ -25,7 +25,10 @@ struct SchedConfig {
   int32_t preempt_min_tokens = 256;     // --preempt-min-tokens: never park a prefill before this
   int32_t preempt_max_per_request = 4;  // --preempt-max-per-request
   double preempt_max_wait_s =
-      30;                     // --preempt-max-wait-s: a parked request then forces its way back
+      30;  // --preempt-max-wait-s: a parked request then forces its way back
+  // --kv-disk-dir / --kv-disk-space-mb: the KV disk tier (off when either is unset or 0).
+  std::string kv_disk_dir;
+  int64_t kv_disk_space_mb = 0;
   int64_t park_ram_mb = 256;  // --park-ram-mb: KV a parked prefill may keep pinned (0 = release)
   // The startup line, e.g. "batched mode: parallel=3 prefill_chunk=2048 ...".
   std::string describe() const;

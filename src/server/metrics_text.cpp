@@ -141,6 +141,43 @@ void kv_cache(std::string& out, const sched::Metrics& m) {
           m.prefix_cache_reused_tokens_total);
 }
 
+void kv_disk(std::string& out, const sched::Metrics& m) {
+  gauge(out, "baton_step_io_wait_seconds",
+        "Time the engine loop spent on the KV disk tier (it never waits for the disk itself).",
+        m.step_io_wait_seconds);
+  gauge(out, "baton_loading_requests", "Requests whose prefix is being read from the disk tier.",
+        m.loading_requests);
+  if (!m.kv_disk_enabled) return;
+  gauge(out, "baton_kv_disk_bytes", "Bytes of KV segment files in --kv-disk-dir.", m.kv_disk_bytes);
+  gauge(out, "baton_kv_disk_budget_bytes", "--kv-disk-space-mb in bytes.", m.kv_disk_budget_bytes);
+  gauge(out, "baton_kv_disk_files", "KV segment files of this model.", m.kv_disk_files);
+  gauge(out, "baton_kv_disk_blocks", "KV blocks of this model on disk.", m.kv_disk_blocks);
+  counter(out, "baton_kv_disk_hits_total", "Admissions that found part of their prefix on disk.",
+          m.kv_disk_hits_total);
+  counter(out, "baton_kv_disk_misses_total",
+          "Admissions that looked for their prefix on disk and found none.",
+          m.kv_disk_misses_total);
+  counter(out, "baton_kv_disk_saves_total", "KV segment files written.", m.kv_disk_saves_total);
+  counter(out, "baton_kv_disk_loads_total", "Prefix loads from disk completed.",
+          m.kv_disk_loads_total);
+  counter(out, "baton_kv_disk_loaded_tokens_total",
+          "Prompt positions restored from disk instead of computed.",
+          m.kv_disk_loaded_tokens_total);
+  counter(out, "baton_kv_disk_evicted_files_total",
+          "Segment files removed to stay within --kv-disk-space-mb.",
+          m.kv_disk_evicted_files_total);
+  std::map<std::string, uint64_t> errors = m.kv_disk_errors_total;
+  for (const char* k : {"truncated", "bad_magic", "version", "checksum", "model", "layout", "io"}) {
+    errors.emplace(k, 0);
+  }
+  labelled(out, "baton_kv_disk_errors_total", "kind", "counter",
+           "Segment files skipped (and deleted) or writes that failed, by kind.", errors);
+  histogram(out, "baton_kv_disk_load_seconds", "Time to read one request's prefix from disk.",
+            m.kv_disk_load_seconds);
+  histogram(out, "baton_kv_disk_save_seconds", "Time to write one segment file.",
+            m.kv_disk_save_seconds);
+}
+
 void work_counters(std::string& out, const sched::Metrics& m) {
   counter(out, "baton_prompt_tokens_total", "Prompt tokens of admitted requests.",
           m.prompt_tokens_total);
@@ -188,6 +225,7 @@ std::string render_metrics(const sched::Metrics& m, const ServerCounters& s,
   latency_histograms(out, m);
   scheduler_gauges(out, m);
   kv_cache(out, m);
+  kv_disk(out, m);
   work_counters(out, m);
   http_counters(out, s);
   process_figures(out, p);

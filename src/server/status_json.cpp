@@ -21,8 +21,29 @@ json config_json(const sched::SchedConfig& c) {
           {"preempt_max_per_request", c.preempt_max_per_request},
           {"preempt_max_wait_s", c.preempt_max_wait_s},
           {"park_ram_mb", c.park_ram_mb},
+          {"kv_disk_dir", c.kv_disk_dir},
+          {"kv_disk_space_mb", c.kv_disk_space_mb},
           {"send_stall_timeout_ms", c.send_stall_timeout_ms},
           {"shutdown_grace_s", c.shutdown_grace_s}};
+}
+
+json disk_json(const sched::Metrics& m) {
+  if (!m.kv_disk_enabled) return nullptr;
+  return {{"bytes", m.kv_disk_bytes},
+          {"budget_bytes", m.kv_disk_budget_bytes},
+          {"files", m.kv_disk_files},
+          {"foreign_files", m.kv_disk_foreign_files},
+          {"blocks", m.kv_disk_blocks},
+          {"hits", m.kv_disk_hits_total},
+          {"misses", m.kv_disk_misses_total},
+          {"loads", m.kv_disk_loads_total},
+          {"loaded_tokens", m.kv_disk_loaded_tokens_total},
+          {"saves", m.kv_disk_saves_total},
+          {"saved_blocks", m.kv_disk_saved_blocks_total},
+          {"evicted_files", m.kv_disk_evicted_files_total},
+          {"errors", m.kv_disk_errors_total},
+          {"loading_requests", m.loading_requests},
+          {"loop_io_seconds", m.step_io_wait_seconds}};
 }
 
 json request_json(const sched::RequestStatus& r) {
@@ -64,6 +85,7 @@ json status_json(const sched::StatusSnapshot& s, const std::string& model) {
             {"blocks_used", m.kv_blocks_used},
             {"blocks_cached", m.kv_blocks_cached},
             {"usage_ratio", m.kv_usage_ratio}}},
+          {"kv_disk", disk_json(m)},
           {"totals",
            {{"requests", m.requests_total},
             {"steps", m.steps_total},

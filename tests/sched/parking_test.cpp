@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "engine/fake_engine.h"
+#include "sched/driver.h"
 #include "sched/harness.h"
 #include "sched/loop_core.h"
 
@@ -14,6 +15,7 @@ namespace {
 
 using engine::FakeEngine;
 using testing::drain_ready;
+using testing::Driver;
 using testing::greedy;
 using testing::make_prompt;
 using testing::Outcome;
@@ -35,46 +37,6 @@ SchedConfig tight(int32_t parallel, int64_t kv_ram_mb = 1) {
   c.kv_ram_mb = kv_ram_mb;
   return c;
 }
-
-struct Driver {
-  explicit Driver(LoopCore& c) : core(c) {}
-  LoopCore& core;
-  std::map<uint64_t, std::shared_ptr<RequestHandle>> handles;
-  std::map<uint64_t, Outcome> out;
-  std::map<uint64_t, int32_t> prompt_len;
-
-  uint64_t submit(GenerateRequest r) {
-    auto n = static_cast<int32_t>(r.prompt.size());
-    auto h = core.submit(std::move(r));
-    handles[h->id()] = h;
-    prompt_len[h->id()] = n;
-    out[h->id()];
-    return h->id();
-  }
-  void step() {
-    core.step();
-    for (auto& [id, h] : handles) drain_ready(*h, out[id]);
-    int64_t refs = 0;
-    for (int32_t b = 0; b < core.pool().n_blocks(); ++b) refs += core.pool().refcount(b);
-    ASSERT_EQ(refs, core.table_refs()) << "blocks not conserved";
-  }
-  bool run_until_done(int max_steps = 20000) {
-    for (int i = 0; i < max_steps; ++i) {
-      bool all = true;
-      for (auto& [id, o] : out) all = all && o.finished;
-      if (all) return true;
-      step();
-      if (::testing::Test::HasFatalFailure()) return false;
-    }
-    return false;
-  }
-  std::optional<RequestStatus> parked() const {
-    for (const auto& r : core.status().requests) {
-      if (r.state == RequestState::Parked) return r;
-    }
-    return std::nullopt;
-  }
-};
 
 TEST(Parking, KvPressureParksInsteadOfFailingAndEveryRequestCompletes) {
   FakeEngine eng(small_blocks());

@@ -38,6 +38,22 @@ sched::Metrics busy_metrics() {
   m.decode_rows_total = 560;
   m.prefill_tokens_total = 914;
   m.requests_total = {{"ok", 3}, {"cancelled", 1}, {"failed", 0}, {"rejected", 2}};
+  m.kv_disk_enabled = true;
+  m.kv_disk_bytes = 3 << 20;
+  m.kv_disk_budget_bytes = 64 << 20;
+  m.kv_disk_files = 2;
+  m.kv_disk_blocks = 40;
+  m.kv_disk_hits_total = 3;
+  m.kv_disk_misses_total = 1;
+  m.kv_disk_saves_total = 2;
+  m.kv_disk_loads_total = 3;
+  m.kv_disk_loaded_tokens_total = 480;
+  m.kv_disk_evicted_files_total = 1;
+  m.kv_disk_errors_total = {{"checksum", 1}};
+  m.kv_disk_load_seconds.observe(0.03);
+  m.kv_disk_save_seconds.observe(0.01);
+  m.loading_requests = 1;
+  m.step_io_wait_seconds = 0.002;
   m.steps_total = {{"decode", 40}, {"prefill", 3}, {"mixed", 7}};
   m.max_step_seconds = {{"decode", 0.15}, {"prefill", 1.25}, {"mixed", 0.4}};
   m.kv_blocks_total = 512;
@@ -125,6 +141,21 @@ const std::map<std::string, std::string>& families() {
       {"baton_prefill_preemptions_total", "counter"},
       {"baton_prefill_resumes_total", "counter"},
       {"baton_max_decode_gap_seconds", "gauge"},
+      {"baton_step_io_wait_seconds", "gauge"},
+      {"baton_loading_requests", "gauge"},
+      {"baton_kv_disk_bytes", "gauge"},
+      {"baton_kv_disk_budget_bytes", "gauge"},
+      {"baton_kv_disk_files", "gauge"},
+      {"baton_kv_disk_blocks", "gauge"},
+      {"baton_kv_disk_hits_total", "counter"},
+      {"baton_kv_disk_misses_total", "counter"},
+      {"baton_kv_disk_saves_total", "counter"},
+      {"baton_kv_disk_loads_total", "counter"},
+      {"baton_kv_disk_loaded_tokens_total", "counter"},
+      {"baton_kv_disk_evicted_files_total", "counter"},
+      {"baton_kv_disk_errors_total", "counter"},
+      {"baton_kv_disk_load_seconds", "histogram"},
+      {"baton_kv_disk_save_seconds", "histogram"},
       {"baton_max_queue_wait_seconds", "gauge"},
       {"baton_max_step_seconds", "gauge"},
       {"baton_kv_cache_usage_ratio", "gauge"},
@@ -189,6 +220,9 @@ TEST(MetricsText, ReadmeListsEveryFamily) {
 TEST(MetricsText, ValuesReachTheirLines) {
   auto s = samples(busy_text());
   EXPECT_EQ(s["baton_max_queue_wait_seconds"], "700");
+  EXPECT_EQ(s["baton_kv_disk_errors_total{kind=\"checksum\"}"], "1");
+  EXPECT_EQ(s["baton_kv_disk_errors_total{kind=\"io\"}"], "0");
+  EXPECT_EQ(s["baton_kv_disk_loaded_tokens_total"], "480");
   EXPECT_EQ(s["baton_kv_cache_evictions_total"], "11");
   EXPECT_EQ(s["baton_decode_rows_total"], "560");
   EXPECT_EQ(s["baton_prefill_tokens_total"], "914");

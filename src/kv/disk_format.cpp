@@ -1,0 +1,171 @@
+#include "kv/disk_format.h"
+
+#include <xxhash.h>
+
+#include <bit>
+#include <cstring>
+
+namespace baton::kv {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "the KV disk format is little-endian; a big-endian port needs byte swaps here");
+
+constexpr char kMagic[8] = {'B', 'A', 'T', 'O', 'N', 'K', 'V', 'S'};
+// A header larger than this is garbage, not a segment (256 blocks of 4096 tokens is ~4 MB).
+constexpr uint32_t kMaxHeaderBytes = 64u << 20;
+
+class Writer {
+ public:
+  template <typename T>
+  void put(T v) {
+    const auto* p = reinterpret_cast<const uint8_t*>(&v);
+    out.insert(out.end(), p, p + sizeof(T));
+  }
+  void put_bytes(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    out.insert(out.end(), b, b + n);
+  }
+  std::vector<uint8_t> out;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::span<const uint8_t> b) : bytes_(b) {}
+  template <typename T>
+  T get() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, bytes_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return v;
+  }
+  std::string get_string(size_t n) {
+    need(n);
+    std::string s(reinterpret_cast<const char*>(bytes_.data() + pos_), n);
+    pos_ += n;
+    return s;
+  }
+  size_t pos() const { return pos_; }
+
+ private:
+  void need(size_t n) const {
+    if (bytes_.size() - pos_ < n) {
+      throw DiskFormatError(DiskError::Truncated, "segment header is truncated");
+    }
+  }
+  std::span<const uint8_t> bytes_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+const char* disk_error_name(DiskError e) {
+  switch (e) {
+    case DiskError::Truncated:
+      return "truncated";
+    case DiskError::BadMagic:
+      return "bad_magic";
+    case DiskError::Version:
+      return "version";
+    case DiskError::Checksum:
+      return "checksum";
+    case DiskError::Model:
+      return "model";
+    case DiskError::Layout:
+      return "layout";
+    case DiskError::Io:
+      return "io";
+  }
+  return "io";
+}
+
+uint64_t block_checksum(std::span<const uint8_t> data) {
+  return XXH3_64bits(data.data(), data.size());
+}
+
+std::vector<uint8_t> encode_header(const SegmentHeader& h) {
+  Writer w;
+  w.put_bytes(kMagic, sizeof(kMagic));
+  w.put<uint32_t>(kDiskFormatVersion);
+  w.put<uint32_t>(0);  // header_bytes, patched below
+  w.put<uint64_t>(h.layout.fingerprint);
+  w.put<uint32_t>(h.layout.block_size);
+  w.put<uint32_t>(static_cast<uint32_t>(h.blocks.size()));
+  w.put<uint64_t>(h.layout.block_bytes);
+  w.put<uint32_t>(static_cast<uint32_t>(h.layout.layout.size()));
+  w.put_bytes(h.layout.layout.data(), h.layout.layout.size());
+  for (const auto& b : h.blocks) {
+    w.put<uint64_t>(b.hash);
+    w.put<uint64_t>(b.parent);
+    w.put<uint64_t>(b.data_checksum);
+    if (b.tokens.size() != h.layout.block_size) {
+      throw std::logic_error("kv disk: a block's tokens do not fill the block size");
+    }
+    w.put_bytes(b.tokens.data(), b.tokens.size() * sizeof(int32_t));
+  }
+  const auto total = static_cast<uint32_t>(w.out.size() + sizeof(uint64_t));
+  std::memcpy(w.out.data() + 12, &total, sizeof(total));
+  w.put<uint64_t>(XXH3_64bits(w.out.data(), w.out.size()));
+  return std::move(w.out);
+}
+
+uint32_t parse_preamble(std::span<const uint8_t> bytes) {
+  if (bytes.size() < kDiskPreambleBytes) {
+    throw DiskFormatError(DiskError::Truncated, "file is shorter than a segment preamble");
+  }
+  if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+    throw DiskFormatError(DiskError::BadMagic, "not a baton KV segment (bad magic)");
+  }
+  Reader r(bytes.subspan(8));
+  const auto version = r.get<uint32_t>();
+  if (version != kDiskFormatVersion) {
+    throw DiskFormatError(DiskError::Version, "segment format version " + std::to_string(version) +
+                                                  ", this build reads version " +
+                                                  std::to_string(kDiskFormatVersion));
+  }
+  const auto header_bytes = r.get<uint32_t>();
+  if (header_bytes < kDiskPreambleBytes + 8 || header_bytes > kMaxHeaderBytes) {
+    throw DiskFormatError(DiskError::Truncated,
+                          "segment header size " + std::to_string(header_bytes) + " is invalid");
+  }
+  return header_bytes;
+}
+
+SegmentHeader parse_header(std::span<const uint8_t> bytes) {
+  const uint32_t total = parse_preamble(bytes);
+  if (bytes.size() < total) {
+    throw DiskFormatError(DiskError::Truncated, "segment header is truncated");
+  }
+  uint64_t stored;
+  std::memcpy(&stored, bytes.data() + total - sizeof(stored), sizeof(stored));
+  if (XXH3_64bits(bytes.data(), total - sizeof(stored)) != stored) {
+    throw DiskFormatError(DiskError::Checksum, "segment header checksum mismatch");
+  }
+  Reader r(bytes.first(total - sizeof(stored)));
+  r.get_string(kDiskPreambleBytes);
+  SegmentHeader h;
+  h.layout.fingerprint = r.get<uint64_t>();
+  h.layout.block_size = r.get<uint32_t>();
+  const auto n_blocks = r.get<uint32_t>();
+  h.layout.block_bytes = r.get<uint64_t>();
+  h.layout.layout = r.get_string(r.get<uint32_t>());
+  if (h.layout.block_size == 0 || h.layout.block_size > 4096 || h.layout.block_bytes == 0) {
+    throw DiskFormatError(DiskError::Layout, "segment header has an invalid block geometry");
+  }
+  h.blocks.resize(n_blocks);
+  for (auto& b : h.blocks) {
+    b.hash = r.get<uint64_t>();
+    b.parent = r.get<uint64_t>();
+    b.data_checksum = r.get<uint64_t>();
+    b.tokens.resize(h.layout.block_size);
+    for (auto& t : b.tokens) t = r.get<int32_t>();
+  }
+  if (r.pos() != total - sizeof(stored)) {
+    throw DiskFormatError(DiskError::Truncated, "segment header has trailing bytes");
+  }
+  h.header_bytes = total;
+  return h;
+}
+
+}  // namespace baton::kv

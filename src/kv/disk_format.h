@@ -1,0 +1,69 @@
+#pragma once
+// The on-disk form of a run of KV blocks (one segment file of the disk tier).
+//
+// Little-endian, in this order:
+//   "BATONKVS"  u32 version  u32 header_bytes (everything up to the data, checksum included)
+//   u64 fingerprint  u32 block_size  u32 n_blocks  u64 block_bytes  u32 layout_len  layout
+//   n_blocks × { u64 hash  u64 parent  u64 data_checksum  i32 tokens[block_size] }
+//   u64 header_checksum (xxh3 of every header byte before it)
+//   n_blocks × block_bytes of KV data, in block order
+// Each block carries its own data checksum so a load reads only the blocks it needs and still
+// proves every byte it uses. The header names the model (fingerprint) and the KV layout, so a
+// file written by another model, block size or KV type is never mistaken for this one's.
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace baton::kv {
+
+inline constexpr uint32_t kDiskFormatVersion = 1;
+inline constexpr size_t kDiskPreambleBytes = 16;  // magic, version, header_bytes
+
+// Why a file cannot be used; also the `kind` label of baton_kv_disk_errors_total.
+enum class DiskError { Truncated, BadMagic, Version, Checksum, Model, Layout, Io };
+const char* disk_error_name(DiskError e);
+
+class DiskFormatError : public std::runtime_error {
+ public:
+  DiskFormatError(DiskError kind, const std::string& what) : std::runtime_error(what), kind(kind) {}
+  DiskError kind;
+};
+
+struct DiskBlock {
+  uint64_t hash = 0;    // chain hash naming the block (and the whole prefix before it)
+  uint64_t parent = 0;  // chain hash of the block before it (the fingerprint for the first)
+  uint64_t data_checksum = 0;
+  std::vector<int32_t> tokens;  // block_size of them
+};
+
+// What identifies a KV layout: a file is usable only when all of these match.
+struct DiskLayout {
+  uint64_t fingerprint = 0;
+  uint32_t block_size = 0;
+  uint64_t block_bytes = 0;
+  std::string layout;  // e.g. "f16 layers=22 kv_heads=4 head_dim=64"
+  bool operator==(const DiskLayout&) const = default;
+};
+
+struct SegmentHeader {
+  DiskLayout layout;
+  std::vector<DiskBlock> blocks;
+  uint64_t header_bytes = 0;  // offset of the first block's data
+  uint64_t data_offset(size_t i) const { return header_bytes + i * layout.block_bytes; }
+  uint64_t file_bytes() const { return data_offset(blocks.size()); }
+};
+
+uint64_t block_checksum(std::span<const uint8_t> data);
+
+// The header bytes for `h` (h.header_bytes is ignored and implied by the encoding).
+std::vector<uint8_t> encode_header(const SegmentHeader& h);
+
+// Reads the preamble: the total header size, or throws DiskFormatError (BadMagic, Version,
+// Truncated).
+uint32_t parse_preamble(std::span<const uint8_t> bytes);
+// Parses and checks a whole header (preamble included). Throws DiskFormatError.
+SegmentHeader parse_header(std::span<const uint8_t> bytes);
+
+}  // namespace baton::kv

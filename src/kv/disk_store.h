@@ -1,0 +1,103 @@
+#pragma once
+// The directory of KV segment files behind the RAM block pool: an index from chain hash to
+// (file, slot), a byte budget kept by evicting the least recently used files, and crash-safe
+// writes. Loads and saves run on the disk tier's I/O thread; the engine loop only asks the index
+// (contains / leading_on_disk), which never waits for I/O: the lock guards the index alone.
+//
+// Crash safety: a segment is written to NAME.tmp, fsynced, renamed to NAME and the directory
+// fsynced; leftovers of a crash (*.tmp) are removed on start, and every file is checked (header
+// checksum at start, each block's data checksum when it is loaded), so a torn or corrupted file
+// is skipped, counted and deleted, never used.
+#include <cstdint>
+#include <list>
+#include <map>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "kv/disk_format.h"
+
+namespace baton::kv {
+
+struct DiskStoreOptions {
+  std::string dir;
+  uint64_t budget_bytes = 0;
+  DiskLayout layout;
+};
+
+struct DiskStoreStats {
+  uint64_t bytes = 0;          // every segment file in the directory, other models' included
+  uint64_t budget = 0;         // --kv-disk-space-mb
+  uint64_t files = 0;          // this model's files
+  uint64_t foreign_files = 0;  // other models' or layouts' files (kept, counted in the budget)
+  uint64_t blocks = 0;         // blocks indexed for this model
+  uint64_t saved_blocks = 0;   // written since start
+  uint64_t loaded_blocks = 0;  // read back and verified since start
+  uint64_t evicted_files = 0;  // removed to stay within the budget
+  std::map<std::string, uint64_t> errors;  // by DiskError name
+};
+
+class DiskStore {
+ public:
+  // Creates the directory if needed and indexes the files in it (headers only). Throws
+  // std::runtime_error naming the fix when the directory cannot be used or the filesystem has
+  // less room than the budget.
+  explicit DiskStore(DiskStoreOptions options);
+
+  const DiskStoreOptions& options() const { return options_; }
+  bool contains(uint64_t hash) const;
+  // How many of `hashes`, from the first, are indexed.
+  size_t leading_on_disk(std::span<const uint64_t> hashes) const;
+
+  // I/O thread. Writes one segment holding `blocks` (their data_checksum is computed here) with
+  // data[i] of layout.block_bytes each; evicts old files to stay within the budget. False (and
+  // counted) when it could not be written; nothing partial is ever indexed.
+  bool save(std::vector<DiskBlock> blocks, std::span<const uint8_t* const> data);
+  // I/O thread. Reads the blocks named by expected[i].hash into dst[i], in order, and stops at
+  // the first that is missing, does not match its expected parent and tokens, or fails its
+  // checksum (that file is then deleted). Returns how many leading blocks are now in dst.
+  size_t load(std::span<const DiskBlock> expected, std::span<uint8_t* const> dst);
+
+  DiskStoreStats stats() const;
+
+ private:
+  struct File {
+    std::string name;
+    uint64_t bytes = 0;
+    bool ours = false;
+    SegmentHeader header;  // ours only
+    std::list<uint32_t>::iterator lru_pos;
+  };
+  struct Location {
+    uint32_t file = 0;
+    uint32_t slot = 0;
+  };
+  void check_directory() const;
+  void scan();
+  void index_file(const std::string& name, uint64_t size, int64_t mtime_ns,
+                  std::vector<std::pair<int64_t, uint32_t>>& order);
+  uint32_t add_file(File f);                           // mu_ held
+  std::vector<std::string> drop_file(uint32_t id);     // mu_ held; returns the name to unlink
+  std::vector<std::string> make_room(uint64_t bytes);  // mu_ held; victims' names
+  void remove_files(const std::vector<std::string>& names) const;
+  void count_error(DiskError kind, const std::string& detail);  // logs each kind once
+  std::string path_of(const std::string& name) const;
+
+  DiskStoreOptions options_;
+  mutable std::mutex mu_;
+  std::unordered_map<uint32_t, File> files_;
+  std::list<uint32_t> lru_;  // least recently used first
+  std::unordered_map<uint64_t, Location> index_;
+  uint32_t next_file_ = 1;
+  uint64_t next_tmp_ = 0;
+  DiskStoreStats stats_;
+  std::unordered_set<int> logged_kinds_;
+};
+
+// "kv-<fingerprint>-<first block hash>.kvseg": names are unique per segment and say whose it is.
+std::string segment_file_name(uint64_t fingerprint, uint64_t first_hash);
+
+}  // namespace baton::kv

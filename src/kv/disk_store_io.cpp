@@ -1,0 +1,139 @@
+// DiskStore::save and DiskStore::load: the I/O itself, outside the index lock.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <set>
+
+#include "kv/disk_store.h"
+#include "kv/posix_file.h"
+
+namespace baton::kv {
+namespace {
+
+// The rename is durable only once the directory entry is on disk too.
+void sync_directory(const std::string& dir) {
+  Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (d.fd >= 0) ::fsync(d.fd);
+}
+
+}  // namespace
+
+bool DiskStore::save(std::vector<DiskBlock> blocks, std::span<const uint8_t* const> data) {
+  if (blocks.empty() || data.size() != blocks.size()) return false;
+  const uint64_t bb = options_.layout.block_bytes;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    blocks[i].data_checksum = block_checksum({data[i], bb});
+  }
+  SegmentHeader h;
+  h.layout = options_.layout;
+  h.blocks = std::move(blocks);
+  const std::vector<uint8_t> head = encode_header(h);
+  h.header_bytes = head.size();
+  const uint64_t total = h.file_bytes();
+  if (total > options_.budget_bytes) return false;  // could never fit: not an error
+  const std::string name = segment_file_name(h.layout.fingerprint, h.blocks.front().hash);
+  const std::string final_path = path_of(name);
+  const std::string tmp_path = final_path + ".tmp";
+  std::vector<std::string> victims;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, f] : files_) {
+      if (f.name == name) {
+        victims = drop_file(id);  // superseded by this one
+        break;
+      }
+    }
+    for (auto& v : make_room(total)) victims.push_back(std::move(v));
+  }
+  remove_files(victims);
+
+  bool ok;
+  {
+    Fd fd(::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    ok = fd.fd >= 0 && write_all(fd.fd, head.data(), head.size());
+    for (size_t i = 0; ok && i < data.size(); ++i) ok = write_all(fd.fd, data[i], bb);
+    ok = ok && ::fsync(fd.fd) == 0;
+  }
+  ok = ok && ::rename(tmp_path.c_str(), final_path.c_str()) == 0;
+  if (!ok) {
+    const int err = errno;
+    ::unlink(tmp_path.c_str());
+    count_error(DiskError::Io, "writing " + name + ": " + std::strerror(err));
+    return false;
+  }
+  sync_directory(options_.dir);
+  File f;
+  f.name = name;
+  f.bytes = total;
+  f.ours = true;
+  const size_t n = h.blocks.size();
+  f.header = std::move(h);
+  std::lock_guard<std::mutex> lock(mu_);
+  add_file(std::move(f));
+  stats_.saved_blocks += n;
+  return true;
+}
+
+size_t DiskStore::load(std::span<const DiskBlock> expected, std::span<uint8_t* const> dst) {
+  const uint64_t bb = options_.layout.block_bytes;
+  size_t n = 0;
+  uint32_t open_id = 0;
+  Fd fd;
+  std::set<std::string> touched;
+  while (n < expected.size() && n < dst.size()) {
+    Location loc;
+    std::string name;
+    uint64_t off = 0, checksum = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = index_.find(expected[n].hash);
+      if (it == index_.end()) break;
+      loc = it->second;
+      File& f = files_.at(loc.file);
+      const DiskBlock& b = f.header.blocks[loc.slot];
+      // Same hash, other prefix (a collision): never serve it.
+      if (b.parent != expected[n].parent || b.tokens != expected[n].tokens) break;
+      name = f.name;
+      off = f.header.data_offset(loc.slot);
+      checksum = b.data_checksum;
+      lru_.erase(f.lru_pos);
+      f.lru_pos = lru_.insert(lru_.end(), loc.file);
+    }
+    if (loc.file != open_id) {
+      fd.reset(::open(path_of(name).c_str(), O_RDONLY | O_CLOEXEC));
+      open_id = loc.file;
+    }
+    std::optional<DiskError> bad;
+    if (fd.fd < 0) {
+      bad = DiskError::Io;
+    } else if (!read_at(fd.fd, dst[n], bb, off)) {
+      bad = DiskError::Truncated;
+    } else if (block_checksum({dst[n], bb}) != checksum) {
+      bad = DiskError::Checksum;
+    }
+    if (bad) {
+      count_error(*bad, name + ": block " + std::to_string(loc.slot) + " cannot be used");
+      std::vector<std::string> gone;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        gone = drop_file(loc.file);
+      }
+      remove_files(gone);
+      break;
+    }
+    touched.insert(name);
+    ++n;
+  }
+  // The files' times carry the LRU order across restarts.
+  for (const auto& t : touched) ::utimensat(AT_FDCWD, path_of(t).c_str(), nullptr, 0);
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.loaded_blocks += n;
+  return n;
+}
+
+}  // namespace baton::kv

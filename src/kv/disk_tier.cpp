@@ -1,0 +1,134 @@
+#include "kv/disk_tier.h"
+
+#include <algorithm>
+
+namespace baton::kv {
+namespace {
+
+// Segments of about 16 MB: big enough for sequential disk writes and few files, small enough
+// that a budget holds many and an eviction drops little.
+constexpr uint64_t kSegmentTargetBytes = 16u << 20;
+constexpr size_t kMaxBlocksPerSegment = 256;
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+DiskTier::DiskTier(DiskStoreOptions options, std::function<void()> on_done)
+    : store_(std::move(options)), on_done_(std::move(on_done)) {
+  const uint64_t bb = std::max<uint64_t>(1, store_.options().layout.block_bytes);
+  blocks_per_segment_ =
+      static_cast<size_t>(std::clamp<uint64_t>(kSegmentTargetBytes / bb, 1, kMaxBlocksPerSegment));
+  thread_ = std::thread([this] { run(); });
+}
+
+DiskTier::~DiskTier() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+bool DiskTier::known(uint64_t hash) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pending_.count(hash)) return true;
+  }
+  return store_.contains(hash);
+}
+
+void DiskTier::save(DiskSave job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& b : job.blocks) pending_.insert(b.hash);
+    saves_.push_back(std::move(job));
+  }
+  cv_.notify_all();
+}
+
+void DiskTier::load(DiskLoad job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    loads_.push_back(std::move(job));
+  }
+  cv_.notify_all();
+}
+
+std::vector<DiskDone> DiskTier::take_done() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<DiskDone> out;
+  out.swap(done_);
+  return out;
+}
+
+void DiskTier::set_load_delay(std::chrono::milliseconds d) {
+  std::lock_guard<std::mutex> lock(mu_);
+  load_delay_ = d;
+}
+
+void DiskTier::push_done(DiskDone d) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_.push_back(std::move(d));
+  }
+  if (on_done_) on_done_();
+}
+
+void DiskTier::run() {
+  for (;;) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return stopping_ || !saves_.empty() || !loads_.empty(); });
+    if (!loads_.empty() && !stopping_) {
+      DiskLoad job = std::move(loads_.front());
+      loads_.pop_front();
+      const auto delay = load_delay_;
+      lock.unlock();
+      if (delay.count() > 0) std::this_thread::sleep_for(delay);
+      do_load(job);
+      continue;
+    }
+    if (!saves_.empty()) {
+      DiskSave job = std::move(saves_.front());
+      saves_.pop_front();
+      lock.unlock();
+      do_save(job);
+      continue;
+    }
+    if (stopping_) return;  // queued loads are dropped: their requests are gone
+  }
+}
+
+void DiskTier::do_save(DiskSave& job) {
+  const auto start = std::chrono::steady_clock::now();
+  const size_t n = job.blocks.size();
+  std::vector<uint64_t> hashes;
+  for (const auto& b : job.blocks) hashes.push_back(b.hash);
+  const bool ok = store_.save(std::move(job.blocks), job.data);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (uint64_t h : hashes) pending_.erase(h);
+  }
+  DiskDone d;
+  d.kind = DiskDone::Kind::Save;
+  d.pool_blocks = std::move(job.pool_blocks);
+  d.n_ok = ok ? n : 0;
+  d.seconds = seconds_since(start);
+  push_done(std::move(d));
+}
+
+void DiskTier::do_load(DiskLoad& job) {
+  const auto start = std::chrono::steady_clock::now();
+  DiskDone d;
+  d.kind = DiskDone::Kind::Load;
+  d.request_id = job.request_id;
+  d.n_ok = store_.load(job.expected, job.dst);
+  d.pool_blocks = std::move(job.pool_blocks);
+  d.seconds = seconds_since(start);
+  push_done(std::move(d));
+}
+
+}  // namespace baton::kv

@@ -1,0 +1,88 @@
+#pragma once
+// The disk tier's I/O thread in front of a DiskStore. The engine loop hands it saves (blocks it
+// keeps pinned until the save completes) and loads (fresh blocks a Loading request owns), and
+// collects completions at the start of a step; it never waits for the disk. Loads go before
+// saves: a request is waiting on each load, nobody on a save.
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "kv/disk_store.h"
+
+namespace baton::kv {
+
+// Blocks to write; `data` must stay valid and unchanged until the completion is taken.
+struct DiskSave {
+  std::vector<DiskBlock> blocks;
+  std::vector<const uint8_t*> data;
+  std::vector<int32_t> pool_blocks;  // the caller's pins, handed back in the completion
+};
+
+// Blocks to read into `dst`; expected[i] names block i (hash, parent, tokens).
+struct DiskLoad {
+  uint64_t request_id = 0;
+  std::vector<DiskBlock> expected;
+  std::vector<uint8_t*> dst;
+  std::vector<int32_t> pool_blocks;
+};
+
+struct DiskDone {
+  enum class Kind { Save, Load } kind = Kind::Save;
+  uint64_t request_id = 0;  // loads
+  std::vector<int32_t> pool_blocks;
+  size_t n_ok = 0;  // loads: leading blocks read and verified; saves: blocks written (all or 0)
+  double seconds = 0;
+};
+
+class DiskTier {
+ public:
+  // Opens the store (throws like DiskStore) and starts the I/O thread. `on_done` runs on the I/O
+  // thread after each completion is queued (the loop's wake-up).
+  DiskTier(DiskStoreOptions options, std::function<void()> on_done);
+  // Writes the saves still queued, drops the loads, joins.
+  ~DiskTier();
+  DiskTier(const DiskTier&) = delete;
+  DiskTier& operator=(const DiskTier&) = delete;
+
+  size_t leading_on_disk(std::span<const uint64_t> hashes) const {
+    return store_.leading_on_disk(hashes);
+  }
+  // On disk or queued to be written.
+  bool known(uint64_t hash) const;
+  void save(DiskSave job);
+  void load(DiskLoad job);
+  std::vector<DiskDone> take_done();
+  DiskStoreStats stats() const { return store_.stats(); }
+  size_t blocks_per_segment() const { return blocks_per_segment_; }
+
+  // Tests: every load first sleeps this long (a slow disk).
+  void set_load_delay(std::chrono::milliseconds d);
+
+ private:
+  void run();
+  void do_save(DiskSave& job);
+  void do_load(DiskLoad& job);
+  void push_done(DiskDone d);
+
+  DiskStore store_;
+  std::function<void()> on_done_;
+  size_t blocks_per_segment_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<DiskSave> saves_;
+  std::deque<DiskLoad> loads_;
+  std::unordered_set<uint64_t> pending_;  // hashes queued or being saved
+  std::vector<DiskDone> done_;
+  std::chrono::milliseconds load_delay_{0};
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace baton::kv

@@ -1,0 +1,169 @@
+// LoopCore and the KV disk tier: a request whose prefix the RAM pool lacks but the disk holds is
+// admitted as Loading while the tier's I/O thread reads its blocks, and joins a later step; the
+// full blocks of every request are written behind it (segments as they fill, the rest when it
+// ends or is parked). The loop only queues work and collects completions, never waits on a disk.
+#include <fmt/format.h>
+
+#include "sched/loop_core.h"
+#include "util/log.h"
+
+namespace baton::sched {
+
+namespace {
+
+// Adds the time since `t0` to the loop's disk-tier cost on scope exit.
+class IoClock {
+ public:
+  explicit IoClock(double& total) : total_(total), t0_(Clock::now()) {}
+  ~IoClock() { total_ += ms_between(t0_, Clock::now()) / 1000.0; }
+  IoClock(const IoClock&) = delete;
+  IoClock& operator=(const IoClock&) = delete;
+
+ private:
+  double& total_;
+  Clock::time_point t0_;
+};
+
+}  // namespace
+
+void LoopCore::open_disk_tier() {
+  if (config_.kv_disk_dir.empty() || config_.kv_disk_space_mb <= 0) return;
+  if (!config_.prefix_cache) {
+    throw std::runtime_error("--kv-disk-dir needs the prefix cache: drop --no-prefix-cache");
+  }
+  const auto probe = engine_.kv_block(0);
+  if (probe.empty()) {
+    throw std::runtime_error("--kv-disk-dir: this engine cannot expose its KV blocks");
+  }
+  kv::DiskStoreOptions o;
+  o.dir = config_.kv_disk_dir;
+  o.budget_bytes = static_cast<uint64_t>(config_.kv_disk_space_mb) << 20;
+  o.layout.fingerprint = info_.fingerprint;
+  o.layout.block_size = static_cast<uint32_t>(pool_.block_size());
+  o.layout.block_bytes = probe.size();
+  o.layout.layout = info_.kv_layout;
+  disk_ = std::make_unique<kv::DiskTier>(std::move(o), [this] { wake(); });
+  metrics_.kv_disk_enabled = true;
+}
+
+bool LoopCore::start_disk_load(Request& r, int32_t tail_block, Clock::time_point now) {
+  IoClock clock(io_seconds_);
+  const int32_t bs = pool_.block_size();
+  std::vector<kv::DiskBlock> want;
+  std::vector<uint64_t> hashes;
+  uint64_t parent = r.chain_hash;
+  // As in the RAM lookup, the last token of what is to be filled is always computed.
+  for (int32_t pos = r.n_kv; pos + bs <= r.n_fill - 1; pos += bs) {
+    kv::DiskBlock b;
+    b.tokens.assign(r.tokens.begin() + pos, r.tokens.begin() + pos + bs);
+    b.parent = parent;
+    b.hash = pool_.chain_hash(parent, b.tokens);
+    parent = b.hash;
+    hashes.push_back(b.hash);
+    want.push_back(std::move(b));
+  }
+  if (want.empty()) return false;
+  const size_t on_disk = disk_->leading_on_disk(hashes);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++(on_disk > 0 ? metrics_.kv_disk_hits_total : metrics_.kv_disk_misses_total);
+  }
+  if (on_disk == 0) return false;
+  kv::DiskLoad job;
+  job.request_id = r.id;
+  for (size_t i = 0; i < on_disk; ++i) {
+    auto b = pool_.allocate();
+    if (!b) break;
+    pool_.retain(*b);  // the load's own pin: a cancel cannot free a block being written
+    ++disk_pins_;
+    r.block_table.push_back(*b);
+    job.pool_blocks.push_back(*b);
+    job.dst.push_back(engine_.kv_block(*b).data());
+  }
+  if (job.pool_blocks.empty()) return false;
+  want.resize(job.pool_blocks.size());
+  job.expected = std::move(want);
+  if (tail_block >= 0) pool_.release(tail_block);  // disk blocks reach further than the tail
+  r.state = RequestState::Loading;
+  r.channel->set_state(RequestState::Loading);
+  r.loading_since = now;
+  log::info("req={} loading {} tokens of its prefix from the disk tier ({} were in RAM)", r.id,
+            job.pool_blocks.size() * static_cast<size_t>(bs), r.n_kv);
+  disk_->load(std::move(job));
+  return true;
+}
+
+void LoopCore::finish_load(Request& r, size_t n_blocks, Clock::time_point now) {
+  const int32_t bs = pool_.block_size();
+  const auto wanted = static_cast<int32_t>(r.block_table.size()) - r.n_named_blocks;  // loading
+  r.n_kv += static_cast<int32_t>(n_blocks) * bs;
+  if (r.parks == 0) r.cached_tokens = r.n_kv;
+  commit_full_blocks(r);  // the loaded blocks become RAM prefix-cache blocks
+  r.state = RequestState::Prefilling;
+  r.channel->set_state(RequestState::Prefilling);
+  const double ms = r.loading_since ? ms_between(*r.loading_since, now) : 0;
+  r.loading_since.reset();
+  log::info(
+      "req={} loaded {} of {} blocks from the disk tier in {:.1f} ms: {}/{} positions "
+      "ready, {} to compute",
+      r.id, n_blocks, wanted, ms, r.n_kv, r.n_fill, r.remaining_prompt());
+}
+
+void LoopCore::apply_disk_done(Clock::time_point now) {
+  if (!disk_) return;
+  IoClock clock(io_seconds_);
+  for (auto& d : disk_->take_done()) {
+    if (d.kind == kv::DiskDone::Kind::Load) {
+      Request* r = find_running(d.request_id);
+      if (r && r->state == RequestState::Loading) finish_load(*r, d.n_ok, now);
+      std::lock_guard<std::mutex> lock(mu_);
+      ++metrics_.kv_disk_loads_total;
+      metrics_.kv_disk_loaded_tokens_total += d.n_ok * static_cast<uint64_t>(pool_.block_size());
+      metrics_.kv_disk_load_seconds.observe(d.seconds);
+    } else {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (d.n_ok > 0) ++metrics_.kv_disk_saves_total;
+      metrics_.kv_disk_save_seconds.observe(d.seconds);
+    }
+    for (int32_t b : d.pool_blocks) pool_.release(b);
+    disk_pins_ -= static_cast<int64_t>(d.pool_blocks.size());
+  }
+}
+
+void LoopCore::save_to_disk(Request& r, bool everything) {
+  if (!disk_) return;
+  const auto per_segment = static_cast<int32_t>(disk_->blocks_per_segment());
+  if (!everything && r.n_named_blocks - r.disk_checked_blocks < per_segment) return;
+  if (static_cast<int32_t>(r.block_table.size()) < r.n_named_blocks) return;  // already released
+  IoClock clock(io_seconds_);
+  const int32_t bs = pool_.block_size();
+  kv::DiskSave job;
+  auto flush = [&] {
+    if (job.blocks.empty()) return;
+    disk_->save(std::move(job));
+    job = {};
+  };
+  uint64_t parent = r.disk_checked_hash;
+  for (int32_t i = r.disk_checked_blocks; i < r.n_named_blocks; ++i) {
+    std::span<const int32_t> toks(r.tokens.data() + static_cast<size_t>(i) * bs,
+                                  static_cast<size_t>(bs));
+    const uint64_t h = pool_.chain_hash(parent, toks);
+    if (disk_->known(h)) {
+      flush();  // segments hold runs of blocks the disk lacks
+    } else {
+      const int32_t b = r.block_table[static_cast<size_t>(i)];
+      pool_.retain(b);  // pinned until written: eviction cannot hand it out mid-write
+      ++disk_pins_;
+      job.blocks.push_back({h, parent, 0, {toks.begin(), toks.end()}});
+      job.data.push_back(engine_.kv_block(b).data());
+      job.pool_blocks.push_back(b);
+      if (static_cast<int32_t>(job.blocks.size()) == per_segment) flush();
+    }
+    parent = h;
+  }
+  flush();
+  r.disk_checked_blocks = r.n_named_blocks;
+  r.disk_checked_hash = parent;
+}
+
+}  // namespace baton::sched

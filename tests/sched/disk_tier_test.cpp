@@ -1,0 +1,203 @@
+// The KV disk tier under the engine loop, with the fake engine (whose "KV" is the token ids, so a
+// block restored from the wrong place changes the answer): prefixes come back from disk after a
+// restart and after RAM eviction, a load never holds up other requests, a cancel while loading
+// frees everything, and a damaged file is skipped and recomputed.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/fake_engine.h"
+#include "kv/disk_test_util.h"
+#include "sched/driver.h"
+#include "sched/harness.h"
+
+namespace baton::sched {
+namespace {
+
+using engine::FakeEngine;
+using testing::Driver;
+using testing::greedy;
+using testing::make_prompt;
+
+engine::FakeEngineConfig fake() {
+  engine::FakeEngineConfig e;
+  e.block_size = 16;
+  e.kv_bytes_per_block = 1 << 16;  // 16 blocks per MiB of --kv-ram-mb
+  return e;
+}
+
+SchedConfig with_disk(const std::string& dir, int32_t parallel = 2, int64_t kv_ram_mb = 4) {
+  SchedConfig c;
+  c.parallel = parallel;
+  c.ctx = 1024;
+  c.prefill_chunk = 64;
+  c.mixed_prefill_chunk = 16;
+  c.kv_ram_mb = kv_ram_mb;
+  c.kv_disk_dir = dir;
+  c.kv_disk_space_mb = 16;
+  return c;
+}
+
+// Runs one greedy request to the end on a fresh engine + loop and returns its outcome.
+struct Run {
+  testing::Outcome out;
+  Metrics metrics;
+};
+Run run_one(const SchedConfig& c, const std::vector<int32_t>& prompt, int32_t max_tokens) {
+  FakeEngine eng(fake());
+  LoopCore core(eng, c);
+  Driver d(core);
+  const uint64_t id = d.submit(greedy(prompt, max_tokens));
+  EXPECT_TRUE(d.run_until_done());
+  return {d.out[id], core.metrics()};
+}
+
+TEST(DiskTier, APrefixComesBackFromDiskAfterARestart) {
+  kv::testing::ScratchDir dir;
+  const auto conv = make_prompt(150, 1);
+  const auto cold = run_one(with_disk(dir.path()), conv, 6);
+  ASSERT_TRUE(cold.out.finished);
+  EXPECT_EQ(cold.out.final.stats.cached_tokens, 0);
+  // The next turn resends the conversation and its answer, plus a new message.
+  auto turn = conv;
+  turn.insert(turn.end(), cold.out.tokens.begin(), cold.out.tokens.end());
+  const auto more = make_prompt(20, 2);
+  turn.insert(turn.end(), more.begin(), more.end());
+  const auto warm = run_one(with_disk(dir.path()), turn, 6);
+  ASSERT_TRUE(warm.out.finished);
+  EXPECT_EQ(warm.out.tokens, FakeEngine(fake()).reference(turn, 6, false));
+  // 150 + 6 tokens were computed; the last sampled token never was: 155 positions, 9 blocks.
+  EXPECT_EQ(warm.out.final.stats.cached_tokens, 9 * 16);
+  EXPECT_EQ(warm.metrics.kv_disk_hits_total, 1u);
+  EXPECT_EQ(warm.metrics.kv_disk_loaded_tokens_total, 9u * 16);
+  EXPECT_GE(warm.metrics.kv_disk_files, 1);
+}
+
+TEST(DiskTier, BlocksEvictedFromRamAreRestoredFromDisk) {
+  kv::testing::ScratchDir dir;
+  FakeEngine eng(fake());
+  LoopCore core(eng, with_disk(dir.path(), 1, 2));  // 32 blocks of RAM
+  Driver d(core);
+  const auto conv = make_prompt(120, 3);
+  d.submit(greedy(conv, 4));
+  ASSERT_TRUE(d.run_until_done());
+  for (int i = 0; i < 4; ++i) d.submit(greedy(make_prompt(200, 10 + i), 4));  // evicts conv
+  ASSERT_TRUE(d.run_until_done());
+  ASSERT_EQ(core.pool().peek(conv), 0) << "the conversation should be out of RAM by now";
+  const uint64_t again = d.submit(greedy(conv, 4));
+  ASSERT_TRUE(d.run_until_done());
+  EXPECT_EQ(d.out[again].tokens, eng.reference(conv, 4, false));
+  EXPECT_EQ(d.out[again].final.stats.cached_tokens, 7 * 16);
+  EXPECT_GE(core.metrics().kv_disk_hits_total, 1u);
+}
+
+TEST(DiskTier, ALoadDoesNotHoldUpOtherRequests) {
+  kv::testing::ScratchDir dir;
+  const auto conv = make_prompt(150, 4);
+  ASSERT_TRUE(run_one(with_disk(dir.path()), conv, 2).out.finished);
+  FakeEngine eng(fake());
+  LoopCore core(eng, with_disk(dir.path()));
+  core.disk_tier()->set_load_delay(std::chrono::milliseconds(400));
+  Driver d(core);
+  const uint64_t slow = d.submit(greedy(conv, 4));
+  const uint64_t other = d.submit(greedy(make_prompt(40, 5), 8));
+  d.step();
+  ASSERT_EQ(d.handles[slow]->state(), RequestState::Loading);
+  // While the load sleeps, the other request runs to its end.
+  while (!d.out[other].finished) {
+    d.step();
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+  }
+  EXPECT_EQ(d.handles[slow]->state(), RequestState::Loading);
+  EXPECT_EQ(core.metrics().loading_requests, 1);
+  for (const auto& c : eng.steps()) {
+    for (const auto& s : c.seqs) EXPECT_NE(s.request_id, slow) << "a loading request ran";
+  }
+  ASSERT_TRUE(d.run_until_done());
+  EXPECT_EQ(d.out[slow].tokens, eng.reference(conv, 4, false));
+  EXPECT_EQ(d.out[slow].final.stats.cached_tokens, 9 * 16);
+  EXPECT_LT(core.metrics().step_io_wait_seconds, 0.2) << "the loop waited for the disk";
+}
+
+TEST(DiskTier, CancelWhileLoadingFreesEveryBlock) {
+  kv::testing::ScratchDir dir;
+  const auto conv = make_prompt(150, 6);
+  ASSERT_TRUE(run_one(with_disk(dir.path()), conv, 2).out.finished);
+  FakeEngine eng(fake());
+  LoopCore core(eng, with_disk(dir.path()));
+  core.disk_tier()->set_load_delay(std::chrono::milliseconds(200));
+  Driver d(core);
+  const uint64_t id = d.submit(greedy(conv, 4));
+  d.step();
+  ASSERT_EQ(d.handles[id]->state(), RequestState::Loading);
+  d.handles[id]->cancel();
+  ASSERT_TRUE(d.run_until_done());
+  EXPECT_EQ(d.out[id].final.reason, FinishReason::Cancelled);
+  // The load still finishes on its thread; its blocks are freed when the loop collects it.
+  for (int i = 0; i < 2000 && core.table_refs() > 0; ++i) {
+    d.step();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(core.table_refs(), 0);
+  EXPECT_EQ(core.pool().used(), 0);
+}
+
+TEST(DiskTier, TwoRequestsNeedingTheSameBlocksBothGetThem) {
+  kv::testing::ScratchDir dir;
+  const auto conv = make_prompt(150, 7);
+  ASSERT_TRUE(run_one(with_disk(dir.path()), conv, 2).out.finished);
+  FakeEngine eng(fake());
+  LoopCore core(eng, with_disk(dir.path()));
+  Driver d(core);
+  auto a = conv, b = conv;
+  a.push_back(11);
+  b.push_back(12);
+  const uint64_t ia = d.submit(greedy(a, 5)), ib = d.submit(greedy(b, 5));
+  ASSERT_TRUE(d.run_until_done());
+  EXPECT_EQ(d.out[ia].tokens, eng.reference(a, 5, false));
+  EXPECT_EQ(d.out[ib].tokens, eng.reference(b, 5, false));
+  EXPECT_GE(d.out[ia].final.stats.cached_tokens, 9 * 16);
+  EXPECT_GE(d.out[ib].final.stats.cached_tokens, 9 * 16);
+}
+
+TEST(DiskTier, ADamagedFileIsSkippedAndThePrefixRecomputed) {
+  kv::testing::ScratchDir dir;
+  const auto conv = make_prompt(150, 8);
+  ASSERT_TRUE(run_one(with_disk(dir.path()), conv, 2).out.finished);
+  int damaged = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    std::fstream f(e.path(), std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(-5, std::ios::end);  // inside the last block's data
+    f.put('\x7f');
+    ++damaged;
+  }
+  ASSERT_EQ(damaged, 1);
+  const auto warm = run_one(with_disk(dir.path()), conv, 4);
+  ASSERT_TRUE(warm.out.finished);
+  EXPECT_EQ(warm.out.tokens, FakeEngine(fake()).reference(conv, 4, false));
+  EXPECT_EQ(warm.metrics.kv_disk_errors_total.at("checksum"), 1u);
+  // Blocks before the damaged one were still good and used.
+  EXPECT_EQ(warm.out.final.stats.cached_tokens, 8 * 16);
+}
+
+TEST(DiskTier, TheDiskNeverHoldsMoreThanItsBudget) {
+  kv::testing::ScratchDir dir;
+  FakeEngine eng(fake());
+  SchedConfig c = with_disk(dir.path(), 2, 4);
+  c.kv_disk_space_mb = 1;
+  c.max_queue = 1000;
+  LoopCore core(eng, c);
+  Driver d(core);
+  // A fake block is 64 bytes of data and 88 of header: a 600-token conversation takes ~5.6 KB,
+  // so 240 of them overflow 1 MiB.
+  for (int i = 0; i < 240; ++i) d.submit(greedy(make_prompt(600, 100 + i), 2));
+  ASSERT_TRUE(d.run_until_done(400000));
+  const auto m = core.metrics();
+  EXPECT_LE(m.kv_disk_bytes, m.kv_disk_budget_bytes);
+  EXPECT_GT(m.kv_disk_evicted_files_total, 0u);
+  EXPECT_GT(m.kv_disk_saves_total, 200u);
+}
+
+}  // namespace
+}  // namespace baton::sched
