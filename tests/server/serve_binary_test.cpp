@@ -9,9 +9,12 @@
 
 #include <chrono>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 #include <thread>
 
+#include "kv/disk_test_util.h"
 #include "sse_client.h"
 #include "support/shared_files.h"
 
@@ -165,6 +168,97 @@ TEST(ServeBinary, PrintsATryItCommandThatWorks) {
   body << std::ifstream(answer).rdbuf();
   EXPECT_NE(body.str().find("\"chat.completion\""), std::string::npos) << body.str();
   EXPECT_NE(body.str().find("\"model\":\"tiny\""), std::string::npos) << body.str();
+}
+
+// The KV disk tier through the binary: a conversation answered before a restart, and before
+// several kill -9s at random moments while segments were being written, is answered after them
+// from disk, with the very answer of a server that computed it all.
+std::string complete(int port, const std::string& prompt, int& cached) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(60);
+  const std::string body =
+      fmt::format(R"({{"prompt":"{}","max_tokens":8,"temperature":0,"model":"tiny"}})", prompt);
+  auto r = c.Post("/v1/completions", body, "application/json");
+  if (!r || r->status != 200) return "HTTP error " + (r ? r->body : std::string("(none)"));
+  auto j = nlohmann::json::parse(r->body);
+  cached = j["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>();
+  return j["choices"][0]["text"].get<std::string>();
+}
+
+std::string conversation(int i) {
+  std::string p;
+  for (int k = 0; p.size() < 300; ++k) p += fmt::format("turn {} line {} of the log; ", i, k);
+  return p;
+}
+
+TEST(ServeBinary, KvDiskTierAnswersFromDiskAfterRestartsAndKills) {
+  BATON_REQUIRE_BINARY();
+  kv::testing::ScratchDir disk;
+  const std::vector<std::string> flags = {"--kv-disk-dir", disk.path(), "--kv-disk-space-mb", "64"};
+  pid_t pid = 0;
+  int port = 0, cached = 0;
+  spawn_server(512, {}, pid, port);  // no disk tier: the reference answers
+  if (::testing::Test::HasFatalFailure()) return;
+  std::vector<std::string> want;
+  for (int i = 0; i < 3; ++i) want.push_back(complete(port, conversation(i), cached));
+  ::kill(pid, SIGKILL);
+  wait_exit(pid, 5000);
+
+  spawn_server(512, flags, pid, port);
+  if (::testing::Test::HasFatalFailure()) return;
+  EXPECT_EQ(complete(port, conversation(0), cached), want[0]);
+  ::kill(pid, SIGTERM);  // a clean restart: everything queued is written first
+  ASSERT_NE(wait_exit(pid, 15000), -1);
+  std::mt19937 rng(7);
+  for (int round = 0; round < 4; ++round) {
+    spawn_server(512, flags, pid, port);
+    if (::testing::Test::HasFatalFailure()) return;
+    std::thread client([&] {
+      int ignored = 0;
+      complete(port, conversation(1 + round % 2), ignored);
+    });
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 60)(rng)));
+    ::kill(pid, SIGKILL);
+    wait_exit(pid, 5000);
+    client.join();
+  }
+  spawn_server(512, flags, pid, port);
+  if (::testing::Test::HasFatalFailure()) return;
+  EXPECT_EQ(complete(port, conversation(0), cached), want[0]);
+  EXPECT_GE(cached, 256) << "the conversation answered before the clean restart came from disk";
+  for (int i = 1; i < 3; ++i) EXPECT_EQ(complete(port, conversation(i), cached), want[i]);
+  ::kill(pid, SIGTERM);
+  EXPECT_NE(wait_exit(pid, 15000), -1);
+}
+
+TEST(ServeBinary, KvDiskFlagsAreCheckedWithTheFix) {
+  BATON_REQUIRE_BINARY();
+  const auto dir = baton::testing::scratch_dir();
+  const std::string model = (dir / "m.gguf").string();
+  const std::string bin = baton::testing::baton_binary();
+  ASSERT_EQ(
+      std::system((bin + " gguf synth " + model + " --byte-vocab --ctx 256 > /dev/null").c_str()),
+      0);
+  std::ofstream(dir / "a-file") << "x";
+  auto run = [&](const std::string& flags) {
+    const std::string out = (dir / "out.txt").string();
+    const int rc = std::system(
+        (bin + " serve -m " + model + " --port 0 " + flags + " > " + out + " 2>&1").c_str());
+    std::stringstream text;
+    text << std::ifstream(out).rdbuf();
+    return std::make_pair(rc, text.str());
+  };
+  auto [rc1, out1] = run("--kv-disk-dir " + (dir / "kv").string());
+  EXPECT_NE(rc1, 0);
+  EXPECT_NE(out1.find("--kv-disk-space-mb"), std::string::npos) << out1;
+  auto [rc2, out2] = run("--kv-disk-dir " + (dir / "a-file").string() + " --kv-disk-space-mb 8");
+  EXPECT_NE(rc2, 0);
+  EXPECT_NE(out2.find("cannot create the directory"), std::string::npos) << out2;
+  auto [rc3, out3] =
+      run("--kv-disk-dir " + (dir / "kv").string() + " --kv-disk-space-mb 999999999");
+  EXPECT_NE(rc3, 0);
+  EXPECT_NE(out3.find("lower --kv-disk-space-mb"), std::string::npos) << out3;
 }
 
 }  // namespace
