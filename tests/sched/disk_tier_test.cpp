@@ -199,5 +199,34 @@ TEST(DiskTier, TheDiskNeverHoldsMoreThanItsBudget) {
   EXPECT_GT(m.kv_disk_saves_total, 200u);
 }
 
+TEST(DiskTier, ADiskThatFailsUnderneathCostsOnlyItsSaves) {
+  kv::testing::ScratchDir dir;
+  const std::string sub = dir.path() + "/tier";
+  FakeEngine eng(fake());
+  LoopCore core(eng, with_disk(sub));
+  // The directory vanishes and a file takes its name (as good as a read-only or full disk
+  // for the writes, and possible even as root): every save fails.
+  std::filesystem::remove_all(sub);
+  std::ofstream(sub) << "x";
+  Driver d(core);
+  const auto conv = make_prompt(150, 9);
+  const uint64_t id = d.submit(greedy(conv, 4));
+  ASSERT_TRUE(d.run_until_done());
+  EXPECT_EQ(d.out[id].tokens, eng.reference(conv, 4, false));
+  for (int i = 0; i < 2000 && core.table_refs() > 0; ++i) {
+    d.step();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(core.table_refs(), 0) << "failed saves still hand their blocks back";
+  const auto m = core.metrics();
+  EXPECT_GE(m.kv_disk_errors_total.at("io"), 1u);
+  EXPECT_EQ(m.kv_disk_saves_total, 0u);
+  // The prefix is still served from RAM.
+  const uint64_t again = d.submit(greedy(conv, 4));
+  ASSERT_TRUE(d.run_until_done());
+  EXPECT_EQ(d.out[again].tokens, eng.reference(conv, 4, false));
+  EXPECT_GE(d.out[again].final.stats.cached_tokens, 9 * 16);
+}
+
 }  // namespace
 }  // namespace baton::sched

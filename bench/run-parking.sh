@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Reproduces the parking figures of README.md "Measured":
+#   1. prefill throughput against chunk size (what a time-bounded step costs the long prompt),
+#   2. hol-sequential --long-tokens 3000 at --parallel 1, with and without prefill preemption,
+#   3. three-sessions --long-tokens 4000 with the default --max-step-ms,
+#   4. KV pressure: six long requests in a pool for two full contexts, against an ample pool.
+# Scenarios 2 and 4 run RUNS times each (compare medians). Each scenario gets a fresh server.
+# Usage: bench/run-parking.sh MODEL.gguf OUT_DIR [RUNS]
+#   KV_PRESSURE_MB: the small pool (default 360: two 4096-token contexts of the 1B model's F16 KV,
+#   44 KiB per token)
+set -euo pipefail
+MODEL=${1:?usage: bench/run-parking.sh MODEL.gguf OUT_DIR [RUNS]}
+OUT=${2:?usage: bench/run-parking.sh MODEL.gguf OUT_DIR [RUNS]}
+RUNS=${3:-3}
+PORT=${PORT:-18126}
+BATON=${BATON:-$(dirname "$0")/../build/baton}
+KV_PRESSURE_MB=${KV_PRESSURE_MB:-360}
+mkdir -p "$OUT"
+
+# run NAME "SERVE FLAGS" SCENARIO [bench args...]
+run() {
+  local name=$1 flags=$2 scenario=$3
+  shift 3
+  # shellcheck disable=SC2086  # flags is a list of words
+  "$BATON" serve -m "$MODEL" --port "$PORT" $flags >"$OUT/$name.server.log" 2>&1 &
+  local pid=$!
+  for _ in $(seq 1 240); do
+    curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+  echo "== $name: serve $flags; bench $scenario $*" | tee "$OUT/$name.txt"
+  "$BATON" bench serve --url "http://127.0.0.1:$PORT" --scenario "$scenario" --out "$OUT/$name" "$@" \
+    | tee -a "$OUT/$name.txt" || true
+  curl -sf "http://127.0.0.1:$PORT/metrics" | grep -E '^baton_(prefill_preemptions|kv_preemptions|requests)_total' \
+    | tee -a "$OUT/$name.txt" || true
+  kill -INT "$pid"
+  wait "$pid" || true
+}
+
+echo "== prefill tok/s against chunk size (2048-token prompt, medians of $RUNS)" | tee "$OUT/chunks.txt"
+for c in 64 128 256 512 1024 2048; do
+  printf 'chunk %5d: ' "$c" | tee -a "$OUT/chunks.txt"
+  "$BATON" bench engine -m "$MODEL" -p 2048 -n 1 --chunk "$c" --runs "$RUNS" --no-sampler 2>/dev/null \
+    | grep -i 'prefill' | head -1 | tee -a "$OUT/chunks.txt"
+done
+
+for r in $(seq 1 "$RUNS"); do
+  run "hol-preempt-$r" "--parallel 1 --ctx 8192" hol-sequential --long-tokens 3000
+  run "hol-no-preempt-$r" "--parallel 1 --ctx 8192 --no-prefill-preempt --max-step-ms 0" \
+    hol-sequential --long-tokens 3000
+done
+run three-sessions "--parallel 3 --ctx 8192" three-sessions --long-tokens 4000
+for r in $(seq 1 "$RUNS"); do
+  run "kv-pressure-$r" "--parallel 6 --ctx 4096 --kv-ram-mb $KV_PRESSURE_MB" throughput \
+    --streams 6 --prompt-tokens 3000 --decode-tokens 128
+  run "kv-ample-$r" "--parallel 6 --ctx 4096" throughput --streams 6 --prompt-tokens 3000 \
+    --decode-tokens 128
+done
