@@ -1,6 +1,7 @@
-// `baton bench engine -m MODEL [--threads N] [-p 512] [-n 128] [--runs 3] [--json]`: prefill and
+// `baton bench engine [-m MODEL] [--threads N] [-p 512] [-n 128] [--runs 3] [--json]`: prefill and
 // decode speed of the CPU engine, set against this machine's measured memory bandwidth and int8
-// peak so the numbers read as "how close to the hardware".
+// peak so the numbers read as "how close to the hardware", and the sampler's time per call, set
+// against the decode step it runs after (without a model, only the sampler is measured).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/bench_sampler.h"
 #include "cli/commands.h"
 #include "engine/llama_engine.h"
 #include "kernels/machine_peak.h"
@@ -27,6 +29,7 @@ struct BenchArgs {
   int32_t runs = 3;
   int32_t chunk = 512;
   bool json = false;
+  bool sampler = true;
   engine::EngineOptions engine;
 };
 
@@ -85,7 +88,13 @@ RunTimes one_run(engine::LlamaEngine& eng, const BenchArgs& a, uint32_t salt) {
   return t;
 }
 
-void run_bench(const BenchArgs& a) {
+struct EngineFigures {
+  double prefill_tok_s = 0, decode_tok_s = 0, bw_gbs = 0, bw_frac = 0, peak_gops = 0, peak_frac = 0,
+         rss_mb = 0, model_mb = 0, bytes_per_token = 0, params_per_token = 0;
+  int threads = 0;
+};
+
+EngineFigures bench_engine(const BenchArgs& a) {
   if (a.prompt < 1 || a.gen < 0 || a.runs < 1 || a.chunk < 1) {
     throw std::runtime_error("bench engine: need -p >= 1, -n >= 0, --runs >= 1, --chunk >= 1");
   }
@@ -106,48 +115,100 @@ void run_bench(const BenchArgs& a) {
     pre.push_back(t.prefill_tok_s);
     dec.push_back(t.decode_tok_s);
   }
+  EngineFigures f;
   // Peak RSS before the bandwidth probe, whose 1 GiB buffer would otherwise dominate it.
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  const double rss_mb = ru.ru_maxrss / 1024.0;
-  const double bw = kernels::measure_read_bandwidth_gbs(eng->model().pool());
-  const double peak = kernels::measure_int8_peak_gops(eng->model().pool());
-  const double p_med = median(pre), d_med = median(dec);
-  const double bw_frac = d_med * w.matmul_bytes_per_token / (bw * 1e9);
-  const double peak_frac = 2.0 * w.matmul_params_per_token * p_med / (peak * 1e9);
-  const double model_mb = (weight_bytes + kv_bytes) / 1048576.0;
+  f.rss_mb = ru.ru_maxrss / 1024.0;
+  f.bw_gbs = kernels::measure_read_bandwidth_gbs(eng->model().pool());
+  f.peak_gops = kernels::measure_int8_peak_gops(eng->model().pool());
+  f.prefill_tok_s = median(pre);
+  f.decode_tok_s = median(dec);
+  f.bytes_per_token = w.matmul_bytes_per_token;
+  f.params_per_token = w.matmul_params_per_token;
+  f.bw_frac = f.decode_tok_s * f.bytes_per_token / (f.bw_gbs * 1e9);
+  f.peak_frac = 2.0 * f.params_per_token * f.prefill_tok_s / (f.peak_gops * 1e9);
+  f.model_mb = (weight_bytes + kv_bytes) / 1048576.0;
+  f.threads = eng->model().pool().size();
+  return f;
+}
 
-  if (a.json) {
-    nlohmann::json j = {{"model", a.model},
-                        {"threads", eng->model().pool().size()},
-                        {"simd", kernels::simd_level_name()},
-                        {"prompt_tokens", a.prompt},
-                        {"gen_tokens", a.gen},
-                        {"runs", a.runs},
-                        {"prefill_tok_s", p_med},
-                        {"decode_tok_s", d_med},
-                        {"read_bandwidth_gbs", bw},
-                        {"decode_bytes_per_token", w.matmul_bytes_per_token},
-                        {"decode_bandwidth_fraction", bw_frac},
-                        {"int8_peak_gops", peak},
-                        {"matmul_params_per_token", w.matmul_params_per_token},
-                        {"prefill_peak_fraction", peak_frac},
-                        {"peak_rss_mb", rss_mb},
-                        {"weights_plus_kv_mb", model_mb}};
-    std::printf("%s\n", j.dump(2).c_str());
-    return;
+// The sampler's share of one decode step (0 when no step was measured).
+double step_share(const SamplerBenchRow& r, const EngineFigures* f) {
+  return f && f->decode_tok_s > 0 ? r.us_per_call * f->decode_tok_s / 1e6 : 0;
+}
+
+void print_json(const BenchArgs& a, const EngineFigures* f, const std::vector<SamplerBenchRow>& s) {
+  nlohmann::json j = nlohmann::json::object();
+  if (f) {
+    j = {{"model", a.model},
+         {"threads", f->threads},
+         {"simd", kernels::simd_level_name()},
+         {"prompt_tokens", a.prompt},
+         {"gen_tokens", a.gen},
+         {"runs", a.runs},
+         {"prefill_tok_s", f->prefill_tok_s},
+         {"decode_tok_s", f->decode_tok_s},
+         {"read_bandwidth_gbs", f->bw_gbs},
+         {"decode_bytes_per_token", f->bytes_per_token},
+         {"decode_bandwidth_fraction", f->bw_frac},
+         {"int8_peak_gops", f->peak_gops},
+         {"matmul_params_per_token", f->params_per_token},
+         {"prefill_peak_fraction", f->peak_frac},
+         {"peak_rss_mb", f->rss_mb},
+         {"weights_plus_kv_mb", f->model_mb}};
   }
-  std::printf("model            %s (%d threads, %s)\n", a.model.c_str(), eng->model().pool().size(),
-              kernels::simd_level_name());
-  std::printf("prefill          %.2f tok/s (median of %d, %d tokens)\n", p_med, a.runs, a.prompt);
-  std::printf("decode           %.2f tok/s (median of %d, %d tokens)\n", d_med, a.runs, a.gen);
-  std::printf("read bandwidth   %.2f GB/s (measured now)\n", bw);
-  std::printf("decode traffic   %.1f%% of bandwidth (%.2f tok/s x %.1f MB/token)\n", 100 * bw_frac,
-              d_med, w.matmul_bytes_per_token / 1e6);
-  std::printf("int8 MAC peak    %.1f GOPS\n", peak);
-  std::printf("prefill compute  %.1f%% of peak (2 x %.1fM params x %.2f tok/s)\n", 100 * peak_frac,
-              w.matmul_params_per_token / 1e6, p_med);
-  std::printf("peak RSS         %.1f MB (weights + KV: %.1f MB)\n", rss_mb, model_mb);
+  if (a.sampler) {
+    auto& rows = j["sampler"] = nlohmann::json::array();
+    for (const auto& r : s) {
+      rows.push_back({{"config", r.config},
+                      {"n_vocab", r.n_vocab},
+                      {"us_per_call", r.us_per_call},
+                      {"calls", r.calls},
+                      {"decode_step_share", step_share(r, f)}});
+    }
+  }
+  std::printf("%s\n", j.dump(2).c_str());
+}
+
+void print_text(const BenchArgs& a, const EngineFigures* f, const std::vector<SamplerBenchRow>& s) {
+  if (f) {
+    std::printf("model            %s (%d threads, %s)\n", a.model.c_str(), f->threads,
+                kernels::simd_level_name());
+    std::printf("prefill          %.2f tok/s (median of %d, %d tokens)\n", f->prefill_tok_s, a.runs,
+                a.prompt);
+    std::printf("decode           %.2f tok/s (median of %d, %d tokens)\n", f->decode_tok_s, a.runs,
+                a.gen);
+    std::printf("read bandwidth   %.2f GB/s (measured now)\n", f->bw_gbs);
+    std::printf("decode traffic   %.1f%% of bandwidth (%.2f tok/s x %.1f MB/token)\n",
+                100 * f->bw_frac, f->decode_tok_s, f->bytes_per_token / 1e6);
+    std::printf("int8 MAC peak    %.1f GOPS\n", f->peak_gops);
+    std::printf("prefill compute  %.1f%% of peak (2 x %.1fM params x %.2f tok/s)\n",
+                100 * f->peak_frac, f->params_per_token / 1e6, f->prefill_tok_s);
+    std::printf("peak RSS         %.1f MB (weights + KV: %.1f MB)\n", f->rss_mb, f->model_mb);
+  }
+  for (const auto& r : s) {
+    std::printf("sampler          %-22s %6d vocab %9.1f us/call", r.config.c_str(), r.n_vocab,
+                r.us_per_call);
+    if (f) std::printf("  %6.3f%% of a decode step", 100 * step_share(r, f));
+    std::printf("\n");
+  }
+}
+
+void run_bench(const BenchArgs& a) {
+  if (a.model.empty() && !a.sampler) {
+    throw std::runtime_error("bench engine: nothing to measure without -m and with --no-sampler");
+  }
+  EngineFigures f;
+  if (!a.model.empty()) f = bench_engine(a);
+  std::vector<SamplerBenchRow> s;
+  if (a.sampler) s = bench_sampler({32000, 128256});
+  const EngineFigures* fp = a.model.empty() ? nullptr : &f;
+  if (a.json) {
+    print_json(a, fp, s);
+  } else {
+    print_text(a, fp, s);
+  }
 }
 
 }  // namespace
@@ -156,7 +217,7 @@ void register_bench_engine(CLI::App& bench) {
   auto a = std::make_shared<BenchArgs>();
   auto* cmd =
       bench.add_subcommand("engine", "prefill/decode speed of the CPU engine vs the machine");
-  cmd->add_option("-m,--model", a->model, "model .gguf file")->required();
+  cmd->add_option("-m,--model", a->model, "model .gguf file (without it only the sampler runs)");
   cmd->add_option("-p,--prompt-tokens", a->prompt, "prefill length")->capture_default_str();
   cmd->add_option("-n,--gen-tokens", a->gen, "decode steps")->capture_default_str();
   cmd->add_option("--runs", a->runs, "runs (medians are reported)")->capture_default_str();
@@ -165,6 +226,8 @@ void register_bench_engine(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--kv-type", a->engine.kv_type, "f16 | f32")->capture_default_str();
   cmd->add_flag("--json", a->json, "print the figures as JSON");
+  cmd->add_flag("--sampler,!--no-sampler", a->sampler,
+                "time the sampler on 32K and 128K random logits (default on)");
   cmd->callback([a] { run_bench(*a); });
 }
 

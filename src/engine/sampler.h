@@ -12,10 +12,19 @@ namespace baton::engine {
 
 struct SampledToken {
   int32_t id = -1;
-  float logprob = 0;  // of id under the full penalised softmax (before truncation/temperature)
-  std::vector<std::pair<int32_t, float>> top;  // top_logprobs alternatives, best first
+  // Only when the params ask for logprobs or top_logprobs (else 0 and empty): id's logprob under
+  // the full penalised softmax (before truncation and temperature), and the top_logprobs
+  // alternatives, best first.
+  float logprob = 0;
+  std::vector<std::pair<int32_t, float>> top;
 };
 
+// One per request. sample() is a pure function of the logits, the params, the history and the
+// sampler's PRNG state (one draw per sampled token, none for greedy), so a parked request that
+// resumes with its sampler draws the same tokens. It runs on the engine loop for every decode
+// row, so it never sorts the vocabulary: greedy is one argmax pass, top-k a heap, top-p and
+// min-p gather only the head of the distribution, and no call allocates once its thread's
+// buffers have grown to the vocabulary.
 class Sampler {
  public:
   explicit Sampler(const SamplingParams& p);
@@ -28,8 +37,9 @@ class Sampler {
   const SamplingParams& params() const { return p_; }
 
  private:
-  void apply_penalties(std::vector<float>& l, const std::vector<int32_t>& history) const;
-  int32_t draw(const std::vector<float>& l);
+  // A token drawn from l (n tokens, largest logit mx at best_id, finite) after truncation.
+  // z1 receives the vocabulary's Σ e^(l - mx) when the draw computed it on the way.
+  int32_t draw(const float* l, int32_t n, float mx, int32_t best_id, double& z1);
 
   SamplingParams p_;
   Rng rng_;
