@@ -22,11 +22,17 @@ using testing::ScratchDir;
 
 constexpr int kKills = 25;
 
-// The child: writes segments of 64 KiB blocks forever, each chain from a fresh start token.
-[[noreturn]] void write_forever(const std::string& dir, int round) {
+// The child: writes segments of 64 KiB blocks forever, each chain from a fresh start token,
+// and says on `ready` when its first segment is out (so every kill lands among the writes, even
+// on a slow sanitizer build).
+[[noreturn]] void write_forever(const std::string& dir, int round, int ready) {
   DiskStore s(options(dir, 64ull << 20, testing::test_layout(64 << 10, 4)));
   for (int i = 0;; ++i) {
     testing::save_chain(s, chain(s.options().layout, 4, round * 1000000 + i * 100));
+    if (i == 0) {
+      const char one = 1;
+      (void)!::write(ready, &one, 1);
+    }
   }
 }
 
@@ -34,11 +40,17 @@ TEST(DiskCrash, KilledWritersLeaveOnlyFilesThatLoadRightOrAreRejected) {
   ScratchDir dir;
   std::mt19937 rng(1234);
   for (int round = 0; round < kKills; ++round) {
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
-    if (pid == 0) write_forever(dir.path(), round);
+    if (pid == 0) write_forever(dir.path(), round, ready[1]);
+    char one;
+    ASSERT_EQ(::read(ready[0], &one, 1), 1);
+    ::close(ready[0]);
+    ::close(ready[1]);
     std::this_thread::sleep_for(
-        std::chrono::microseconds(std::uniform_int_distribution<int>(2000, 40000)(rng)));
+        std::chrono::microseconds(std::uniform_int_distribution<int>(0, 20000)(rng)));
     ::kill(pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);
@@ -46,7 +58,7 @@ TEST(DiskCrash, KilledWritersLeaveOnlyFilesThatLoadRightOrAreRejected) {
   }
   DiskStore s(options(dir.path(), 64ull << 20, testing::test_layout(64 << 10, 4)));
   const auto st = s.stats();
-  ASSERT_GT(st.files, 0u) << "no writer got a segment out before its kill";
+  ASSERT_GE(st.files, static_cast<uint64_t>(kKills)) << "each writer got one segment out";
   size_t checked = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
     EXPECT_EQ(e.path().extension(), ".kvseg") << "leftover " << e.path();
