@@ -5,7 +5,17 @@
 // The vocabulary-wide passes are built for three instruction sets and picked once at load
 // time. Every lane does the same IEEE operations in the same order (no FMA: -ffp-contract=off),
 // so each build returns the same bits and the scalar weight() calls elsewhere agree with them.
-#if defined(__x86_64__) && defined(__GNUC__)
+// Sanitizer builds take the default build only: ThreadSanitizer's runtime is not ready when
+// the dynamic loader runs the clones' ifunc resolver, and the process dies before main.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define BATON_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define BATON_SANITIZED 1
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(BATON_SANITIZED)
 #define BATON_SAMPLER_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define BATON_SAMPLER_CLONES

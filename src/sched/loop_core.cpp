@@ -55,6 +55,10 @@ LoopCore::LoopCore(engine::Engine& engine, SchedConfig config)
   }
 }
 
+LoopCore::~LoopCore() {
+  disk_.reset();
+}
+
 void LoopCore::reject(SubmitError::Code code, const std::string& msg) {
   ++metrics_.requests_total["rejected"];  // caller holds mu_
   throw SubmitError(code, msg);

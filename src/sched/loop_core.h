@@ -20,6 +20,10 @@ namespace baton::sched {
 class LoopCore {
  public:
   LoopCore(engine::Engine& engine, SchedConfig config);
+  // Stops the disk tier first: its thread writes what is queued and wakes this loop meanwhile.
+  ~LoopCore();
+  LoopCore(const LoopCore&) = delete;
+  LoopCore& operator=(const LoopCore&) = delete;
 
   const SchedConfig& config() const { return config_; }
   // Thread-safe. Validates and queues; throws SubmitError.

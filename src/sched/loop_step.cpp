@@ -38,28 +38,30 @@ bool LoopCore::step() {
 
 void LoopCore::reap_running(Clock::time_point now) {
   const auto stall_limit = static_cast<double>(config_.send_stall_timeout_ms);
-  for (auto& r : running_) {
-    if (r->channel->cancel_requested()) {
-      finish(*r, FinishReason::Cancelled, "", now);
-      continue;
+  // A request parked while its client was not reading waits for room in its channel before it
+  // resumes (build_input: its resume samples a token), so the stall limit applies to it too.
+  for (const auto* list : {&running_, &parked_}) {
+    for (const auto& r : *list) {
+      if (r->channel->cancel_requested()) {
+        finish(*r, FinishReason::Cancelled, "", now);
+        continue;
+      }
+      const bool waits_on_client = r->decoding() || r->state == RequestState::Parked;
+      if (!waits_on_client || !r->channel->full()) {
+        r->paused_since.reset();
+        continue;
+      }
+      // The client is not reading: pause this stream only; fail it if that lasts too long.
+      if (!r->paused_since) r->paused_since = now;
+      double stalled = ms_between(*r->paused_since, now);
+      if (stalled >= stall_limit) {
+        finish(*r, FinishReason::Failed,
+               fmt::format("client did not read for {:.0f} ms with {} events buffered "
+                           "(--send-stall-timeout-ms {})",
+                           stalled, config_.channel_capacity, config_.send_stall_timeout_ms),
+               now);
+      }
     }
-    if (!r->decoding() || !r->channel->full()) {
-      r->paused_since.reset();
-      continue;
-    }
-    // The client is not reading: pause this stream only; fail it if that lasts too long.
-    if (!r->paused_since) r->paused_since = now;
-    double stalled = ms_between(*r->paused_since, now);
-    if (stalled >= stall_limit) {
-      finish(*r, FinishReason::Failed,
-             fmt::format("client did not read for {:.0f} ms with {} events buffered "
-                         "(--send-stall-timeout-ms {})",
-                         stalled, config_.channel_capacity, config_.send_stall_timeout_ms),
-             now);
-    }
-  }
-  for (auto& r : parked_) {
-    if (r->channel->cancel_requested()) finish(*r, FinishReason::Cancelled, "", now);
   }
   drop_finished();
 }
@@ -160,7 +162,12 @@ PolicyInput LoopCore::build_input() {
   // Parked requests come back ahead of new arrivals. With no slot free the head is still shown:
   // preemption may make room for it.
   const size_t n_heads = static_cast<size_t>(std::max(1, in.free_slots));
-  std::vector<ReqPtr> heads(parked_.begin(), parked_.begin() + std::min(parked_.size(), n_heads));
+  std::vector<ReqPtr> heads;
+  for (const auto& r : parked_) {
+    // Parked while its client was not reading, and still unread: the token its resume samples
+    // would have nowhere to go (the push would fail the request), so it stays parked.
+    if (heads.size() < n_heads && !r->channel->full()) heads.push_back(r);
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t i = 0; i < waiting_.size() && heads.size() < n_heads; ++i) {
