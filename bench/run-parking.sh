@@ -7,7 +7,8 @@
 # Scenarios 2 and 4 run RUNS times each (compare medians). Each scenario gets a fresh server.
 # Usage: bench/run-parking.sh MODEL.gguf OUT_DIR [RUNS]
 #   KV_PRESSURE_MB: the small pool (default 360: two 4096-token contexts of the 1B model's F16 KV,
-#   44 KiB per token)
+#   44 KiB per token); PRESSURE_PROMPT / PRESSURE_DECODE: each of the six requests (3000 / 128);
+#   KV_RUNS: runs of the pressure pair (default RUNS); SKIP_CHUNKS=1 skips the chunk sweep
 set -euo pipefail
 MODEL=${1:?usage: bench/run-parking.sh MODEL.gguf OUT_DIR [RUNS]}
 OUT=${2:?usage: bench/run-parking.sh MODEL.gguf OUT_DIR [RUNS]}
@@ -15,6 +16,9 @@ RUNS=${3:-3}
 PORT=${PORT:-18126}
 BATON=${BATON:-$(dirname "$0")/../build/baton}
 KV_PRESSURE_MB=${KV_PRESSURE_MB:-360}
+PRESSURE_PROMPT=${PRESSURE_PROMPT:-3000}
+PRESSURE_DECODE=${PRESSURE_DECODE:-128}
+KV_RUNS=${KV_RUNS:-$RUNS}
 mkdir -p "$OUT"
 
 # run NAME "SERVE FLAGS" SCENARIO [bench args...]
@@ -37,8 +41,9 @@ run() {
   wait "$pid" || true
 }
 
-echo "== prefill tok/s against chunk size (2048-token prompt, medians of $RUNS)" | tee "$OUT/chunks.txt"
+[[ ${SKIP_CHUNKS:-0} == 1 ]] || echo "== prefill tok/s against chunk size (2048-token prompt, medians of $RUNS)" | tee "$OUT/chunks.txt"
 for c in 64 128 256 512 1024 2048; do
+  [[ ${SKIP_CHUNKS:-0} == 1 ]] && break
   printf 'chunk %5d: ' "$c" | tee -a "$OUT/chunks.txt"
   "$BATON" bench engine -m "$MODEL" -p 2048 -n 1 --chunk "$c" --runs "$RUNS" --no-sampler 2>/dev/null \
     | grep -i 'prefill' | head -1 | tee -a "$OUT/chunks.txt"
@@ -50,9 +55,9 @@ for r in $(seq 1 "$RUNS"); do
     hol-sequential --long-tokens 3000
 done
 run three-sessions "--parallel 3 --ctx 8192" three-sessions --long-tokens 4000
-for r in $(seq 1 "$RUNS"); do
+for r in $(seq 1 "$KV_RUNS"); do
   run "kv-pressure-$r" "--parallel 6 --ctx 4096 --kv-ram-mb $KV_PRESSURE_MB" throughput \
-    --streams 6 --prompt-tokens 3000 --decode-tokens 128
-  run "kv-ample-$r" "--parallel 6 --ctx 4096" throughput --streams 6 --prompt-tokens 3000 \
-    --decode-tokens 128
+    --streams 6 --prompt-tokens "$PRESSURE_PROMPT" --decode-tokens "$PRESSURE_DECODE"
+  run "kv-ample-$r" "--parallel 6 --ctx 4096" throughput --streams 6 \
+    --prompt-tokens "$PRESSURE_PROMPT" --decode-tokens "$PRESSURE_DECODE"
 done
