@@ -2,11 +2,14 @@
 // decode speed of the CPU engine, set against this machine's measured memory bandwidth and int8
 // peak so the numbers read as "how close to the hardware", and the sampler's time per call, set
 // against the decode step it runs after (without a model, only the sampler is measured).
+// `--contexts 512,1024,...` instead times one prefill chunk and one decode row at each context
+// length, which is where attention's cost over a long KV shows.
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -28,6 +31,8 @@ struct BenchArgs {
   int32_t gen = 128;
   int32_t runs = 3;
   int32_t chunk = 512;
+  int32_t step = 128;
+  std::vector<int32_t> contexts;
   bool json = false;
   bool sampler = true;
   engine::EngineOptions engine;
@@ -133,6 +138,106 @@ EngineFigures bench_engine(const BenchArgs& a) {
   return f;
 }
 
+// Times at one context length: filling the KV up to it, then (medians of runs) one chunk of
+// `step` prefill tokens and one decode row starting there.
+struct ContextRow {
+  int32_t context = 0;
+  double fill_ms = 0, chunk_ms = 0, decode_ms = 0, chunk_cpu_ms = 0;
+};
+
+// CPU time of every thread of the process: on a shared machine it moves less than wall time.
+double process_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+double time_forward_ms(engine::LlamaEngine& eng, engine::SeqChunk& c, int32_t start, int32_t n,
+                       int32_t n_vocab, bool logits) {
+  c.start_pos = start;
+  c.tokens.resize(n);
+  for (int32_t k = 0; k < n; ++k) c.tokens[k] = ((start + k) * 7919 + 17) % n_vocab;
+  c.want_logits = logits;
+  engine::StepBatch b;
+  b.seqs.push_back(c);
+  engine::StepOutput out;
+  const auto t0 = std::chrono::steady_clock::now();
+  eng.forward(b, out);
+  return 1e3 * seconds_since(t0);
+}
+
+// One sequence grows through the sorted context lengths; each timed chunk and decode row writes
+// the slots just past the context, which the next fill overwrites, so the KV is filled once.
+std::vector<ContextRow> bench_contexts(const BenchArgs& a) {
+  std::vector<int32_t> ctx = a.contexts;
+  std::sort(ctx.begin(), ctx.end());
+  if (ctx.front() < 0 || a.step < 1 || a.runs < 1 || a.chunk < 1) {
+    throw std::runtime_error("bench engine: need --contexts >= 0, --step >= 1, --runs >= 1");
+  }
+  auto eng = engine::load_llama_engine(a.model, a.engine);
+  const auto info = eng->info();
+  const int32_t n_blocks = (ctx.back() + a.step + info.block_size - 1) / info.block_size;
+  eng->allocate_kv(n_blocks);
+  engine::SeqChunk c;
+  c.request_id = 1;
+  c.block_table.resize(n_blocks);
+  std::iota(c.block_table.begin(), c.block_table.end(), 0);
+  std::vector<ContextRow> rows;
+  int32_t filled = 0;
+  for (const int32_t n : ctx) {
+    ContextRow r;
+    r.context = n;
+    for (; filled < n; filled += a.chunk) {
+      r.fill_ms +=
+          time_forward_ms(*eng, c, filled, std::min(a.chunk, n - filled), info.n_vocab, false);
+    }
+    filled = n;
+    std::vector<double> chunk, decode, cpu;
+    for (int32_t k = 0; k < a.runs; ++k) {
+      const double cpu0 = process_cpu_ms();
+      chunk.push_back(time_forward_ms(*eng, c, n, a.step, info.n_vocab, false));
+      cpu.push_back(process_cpu_ms() - cpu0);
+      decode.push_back(time_forward_ms(*eng, c, n, 1, info.n_vocab, true));
+    }
+    r.chunk_ms = median(chunk);
+    r.decode_ms = median(decode);
+    r.chunk_cpu_ms = median(cpu);
+    std::fprintf(stderr,
+                 "context %d: fill %.0f ms, %d-token chunk %.1f ms (cpu %.0f ms), decode row "
+                 "%.1f ms\n",
+                 n, r.fill_ms, a.step, r.chunk_ms, r.chunk_cpu_ms, r.decode_ms);
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+void print_contexts(const BenchArgs& a, const std::vector<ContextRow>& rows) {
+  if (a.json) {
+    nlohmann::json j = {{"model", a.model},
+                        {"simd", kernels::simd_level_name()},
+                        {"step_tokens", a.step},
+                        {"runs", a.runs},
+                        {"contexts", nlohmann::json::array()}};
+    for (const auto& r : rows) {
+      j["contexts"].push_back({{"context", r.context},
+                               {"fill_ms", r.fill_ms},
+                               {"chunk_ms", r.chunk_ms},
+                               {"chunk_cpu_ms", r.chunk_cpu_ms},
+                               {"decode_row_ms", r.decode_ms}});
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::printf("model            %s (%s, medians of %d)\n", a.model.c_str(),
+              kernels::simd_level_name(), a.runs);
+  std::printf("%10s %12s %14s %14s %14s\n", "context", "fill ms", "chunk ms", "chunk cpu ms",
+              "decode row ms");
+  for (const auto& r : rows) {
+    std::printf("%10d %12.0f %14.1f %14.0f %14.2f\n", r.context, r.fill_ms, r.chunk_ms,
+                r.chunk_cpu_ms, r.decode_ms);
+  }
+}
+
 // The sampler's share of one decode step (0 when no step was measured).
 double step_share(const SamplerBenchRow& r, const EngineFigures* f) {
   return f && f->decode_tok_s > 0 ? r.us_per_call * f->decode_tok_s / 1e6 : 0;
@@ -196,6 +301,10 @@ void print_text(const BenchArgs& a, const EngineFigures* f, const std::vector<Sa
 }
 
 void run_bench(const BenchArgs& a) {
+  if (!a.contexts.empty()) {
+    if (a.model.empty()) throw std::runtime_error("bench engine: --contexts needs -m");
+    return print_contexts(a, bench_contexts(a));
+  }
   if (a.model.empty() && !a.sampler) {
     throw std::runtime_error("bench engine: nothing to measure without -m and with --no-sampler");
   }
@@ -222,6 +331,12 @@ void register_bench_engine(CLI::App& bench) {
   cmd->add_option("-n,--gen-tokens", a->gen, "decode steps")->capture_default_str();
   cmd->add_option("--runs", a->runs, "runs (medians are reported)")->capture_default_str();
   cmd->add_option("--chunk", a->chunk, "prefill tokens per forward")->capture_default_str();
+  cmd->add_option("--contexts", a->contexts,
+                  "context lengths (e.g. 512,1024,2048,4096,8192): time a --step-token prefill "
+                  "chunk and a decode row at each instead of the figures above")
+      ->delimiter(',');
+  cmd->add_option("--step", a->step, "prefill tokens of the chunk timed with --contexts")
+      ->capture_default_str();
   cmd->add_option("--threads", a->engine.threads, "compute threads (0 = all cores)")
       ->capture_default_str();
   cmd->add_option("--kv-type", a->engine.kv_type, "f16 | f32")->capture_default_str();

@@ -18,6 +18,11 @@ model::KvType parse_kv_type(const std::string& s) {
   throw std::runtime_error("kv type '" + s + "' is not supported (expected f16 or f32)");
 }
 
+// The version of the arithmetic that produces KV (kernels, attention, norms): KV saved on disk by
+// a build with other arithmetic holds other bits than this build computes, so the disk tier
+// refuses it (its layout string differs). Bump it with any change that alters a logit.
+constexpr int kKvArithmetic = 2;
+
 // Bytes of each tensor's data that the fingerprint samples: its start, middle and end.
 constexpr uint64_t kSampleBytes = 4096;
 
@@ -67,9 +72,9 @@ LlamaEngine::LlamaEngine(std::unique_ptr<model::LlamaModel> model,
   info_.block_size = model_->kv().block_size();
   info_.kv_bytes_per_block = model_->kv().bytes_per_block();
   info_.fingerprint = fingerprint;
-  info_.kv_layout = fmt::format("{} layers={} kv_heads={} head_dim={}",
+  info_.kv_layout = fmt::format("{} layers={} kv_heads={} head_dim={} arithmetic={}",
                                 model_->kv().type() == model::KvType::F16 ? "f16" : "f32",
-                                h.n_layer, h.n_head_kv, h.head_dim);
+                                h.n_layer, h.n_head_kv, h.head_dim, kKvArithmetic);
   info_.bos_id = tok_->bos_id();
   for (int32_t id = 0; id < tok_->n_vocab(); ++id) {
     if (tok_->is_eog(id)) info_.eog_ids.push_back(id);

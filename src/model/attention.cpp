@@ -22,16 +22,30 @@ float dot(const float* a, const float* b, int32_t n) {
          tail;
 }
 
-// Softmax numerators in place, summed in position order; returns 1 / sum.
-float softmax_weights(float* sc, int32_t n) {
+// One block of the online softmax for one query vector qh over its lim valid keys: the same
+// steps, in the same order, as online_block and pv_dims in attention_simd.inc. m and l are the
+// running max and sum; o (the output accumulators) is rescaled, then gets the block's values.
+void online_block(const float* qh, const float* kb, const float* vb, int32_t lim, int32_t hd,
+                  float scale, float* sc, float& m, float& l, float* o) {
   float mx = -std::numeric_limits<float>::infinity();
-  for (int32_t p = 0; p < n; ++p) mx = std::max(mx, sc[p]);
-  float sum = 0;
-  for (int32_t p = 0; p < n; ++p) {
-    sc[p] = std::exp(sc[p] - mx);
-    sum += sc[p];
+  for (int32_t t = 0; t < lim; ++t) {
+    sc[t] = dot(qh, kb + static_cast<int64_t>(t) * hd, hd) * scale;
+    mx = std::max(mx, sc[t]);
   }
-  return 1.0f / sum;
+  const float m_new = std::max(m, mx);
+  float sum = 0;
+  for (int32_t t = 0; t < lim; ++t) {
+    sc[t] = std::exp(sc[t] - m_new);
+    sum += sc[t];
+  }
+  const float alpha = std::exp(m - m_new);
+  l = l * alpha + sum;
+  m = m_new;
+  for (int32_t d = 0; d < hd; ++d) o[d] *= alpha;
+  for (int32_t t = 0; t < lim; ++t) {
+    const float* v = vb + static_cast<int64_t>(t) * hd;
+    for (int32_t d = 0; d < hd; ++d) o[d] += sc[t] * v[d];
+  }
 }
 
 }  // namespace
@@ -49,54 +63,37 @@ void attend_rows_scalar(const KvCache& cache, int32_t layer, const AttentionShap
   const int32_t span = max_pos + 1;
   const int32_t n_blocks = (span + bs - 1) / bs;
   const int32_t h0 = kv_head * group;
-  scratch.scores.resize(static_cast<size_t>(n_rows) * group * span);
+  const int32_t nq = n_rows * group;
+  scratch.scores.resize(bs);
   scratch.block.resize(static_cast<size_t>(bs) * hd);
-  scratch.inv_sum.resize(static_cast<size_t>(n_rows) * group);
-  float* kb = scratch.block.data();
-  auto scores = [&](int32_t i, int32_t g) {
-    return scratch.scores.data() + (static_cast<size_t>(i) * group + g) * span;
+  scratch.vblock.resize(static_cast<size_t>(bs) * hd);
+  scratch.run_max.assign(nq, -std::numeric_limits<float>::infinity());
+  scratch.run_sum.assign(nq, 0.0f);
+  auto head_out = [&](int32_t i, int32_t g) {
+    return out + i * row_stride + static_cast<int64_t>(h0 + g) * hd;
   };
-
+  for (int32_t i = 0; i < n_rows; ++i) {
+    for (int32_t g = 0; g < group; ++g) std::fill(head_out(i, g), head_out(i, g) + hd, 0.0f);
+  }
   for (int32_t b = 0; b < n_blocks; ++b) {
     const int32_t n = std::min(bs, span - b * bs);
-    cache.read(block_table[b], layer, 0, kv_head, n, kb);
+    cache.read(block_table[b], layer, 0, kv_head, n, scratch.block.data());
+    cache.read(block_table[b], layer, 1, kv_head, n, scratch.vblock.data());
     for (int32_t i = 0; i < n_rows; ++i) {
       const int32_t lim = std::min(n, pos[i] + 1 - b * bs);
+      if (lim <= 0) continue;  // as in the SIMD paths, a block past the row changes nothing
       for (int32_t g = 0; g < group; ++g) {
         const float* qh = q + i * row_stride + static_cast<int64_t>(h0 + g) * hd;
-        float* sc = scores(i, g) + b * bs;
-        for (int32_t t = 0; t < lim; ++t) {
-          sc[t] = dot(qh, kb + static_cast<int64_t>(t) * hd, hd) * s.scale;
-        }
+        const int32_t v = i * group + g;
+        online_block(qh, scratch.block.data(), scratch.vblock.data(), lim, hd, s.scale,
+                     scratch.scores.data(), scratch.run_max[v], scratch.run_sum[v], head_out(i, g));
       }
     }
   }
   for (int32_t i = 0; i < n_rows; ++i) {
     for (int32_t g = 0; g < group; ++g) {
-      scratch.inv_sum[i * group + g] = softmax_weights(scores(i, g), pos[i] + 1);
-      float* o = out + i * row_stride + static_cast<int64_t>(h0 + g) * hd;
-      std::fill(o, o + hd, 0.0f);
-    }
-  }
-  for (int32_t b = 0; b < n_blocks; ++b) {
-    const int32_t n = std::min(bs, span - b * bs);
-    cache.read(block_table[b], layer, 1, kv_head, n, kb);
-    for (int32_t i = 0; i < n_rows; ++i) {
-      const int32_t lim = std::min(n, pos[i] + 1 - b * bs);
-      for (int32_t g = 0; g < group; ++g) {
-        float* o = out + i * row_stride + static_cast<int64_t>(h0 + g) * hd;
-        const float* w = scores(i, g) + b * bs;
-        for (int32_t t = 0; t < lim; ++t) {
-          const float* v = kb + static_cast<int64_t>(t) * hd;
-          for (int32_t d = 0; d < hd; ++d) o[d] += w[t] * v[d];
-        }
-      }
-    }
-  }
-  for (int32_t i = 0; i < n_rows; ++i) {
-    for (int32_t g = 0; g < group; ++g) {
-      float* o = out + i * row_stride + static_cast<int64_t>(h0 + g) * hd;
-      const float inv = scratch.inv_sum[i * group + g];
+      float* o = head_out(i, g);
+      const float inv = 1.0f / scratch.run_sum[i * group + g];
       for (int32_t d = 0; d < hd; ++d) o[d] *= inv;
     }
   }

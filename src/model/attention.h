@@ -1,7 +1,9 @@
 #pragma once
-// Causal attention over cached K/V. Keys are walked block by block in position order and every
-// reduction of a query row runs in an order fixed by that row alone, so the result does not
-// depend on what else is in the batch, how rows are tiled, or how the prompt was chunked.
+// Causal attention over cached K/V. Keys are walked block by block in position order with an
+// online softmax (per query: a running max and sum, the output rescaled when the max rises), and
+// every reduction of a query row runs in an order fixed by that row and the cache's block size
+// alone, so the result does not depend on what else is in the batch, how rows are tiled, or how
+// the prompt was chunked.
 #include <cstdint>
 #include <vector>
 
@@ -19,9 +21,10 @@ struct AttentionShape {
 
 // Scratch reused across calls by one thread.
 struct AttentionScratch {
-  std::vector<float> scores;  // scalar: rows × group × (max_pos + 1); SIMD: positions × lanes
-  std::vector<float> block;   // block_size × head_dim
-  std::vector<float> inv_sum;
+  std::vector<float> scores;  // one block's scores: scalar block_size; SIMD 2 × block_size × width
+  std::vector<float> block;   // keys of one block, block_size × head_dim
+  std::vector<float> vblock;            // values of one block, block_size × head_dim
+  std::vector<float> run_max, run_sum;  // per query vector (scalar) or lane (SIMD)
   std::vector<float> qt;          // SIMD: head_dim × lanes (queries transposed, one per lane)
   std::vector<float> acc;         // SIMD: head_dim × lanes (output accumulators)
   std::vector<int32_t> lane_pos;  // SIMD: last position each lane attends to

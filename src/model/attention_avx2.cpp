@@ -19,6 +19,7 @@ struct V {
   static constexpr int kWidth = 8;
   static constexpr int kKeyTile = 8;  // 8 score chains + the query register of 16
   static constexpr int kDimTile = 8;
+  static constexpr int kPairTile = 4;  // keys or dims per step of a pair of chunks: 8 chains
   using R = __m256;
   using I = __m256i;
   using M = __m256;  // all-ones lanes

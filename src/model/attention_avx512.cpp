@@ -24,6 +24,7 @@ struct V {
   static constexpr int kWidth = 16;
   static constexpr int kKeyTile = 16;  // 16 score chains + the query register
   static constexpr int kDimTile = 16;
+  static constexpr int kPairTile = 8;  // keys or dims per step of a pair of chunks: 16 chains
   using R = __m512;
   using I = __m512i;
   using M = __mmask16;

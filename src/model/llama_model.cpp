@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 #include <thread>
 
@@ -221,20 +223,34 @@ void LlamaModel::attention(int32_t il, Acts& a) {
   s.head_dim = h_.head_dim;
   s.scale = 1.0f / std::sqrt(static_cast<float>(h_.head_dim));
   const int64_t QD = h_.q_dim();
-  const int64_t items = static_cast<int64_t>(a.tiles.size()) * h_.n_head_kv;
-  auto run = [&](int64_t b, int64_t e) {
+  const int64_t n_tiles = static_cast<int64_t>(a.tiles.size());
+  const int64_t items = n_tiles * h_.n_head_kv;
+  // A tile's cost grows with its rows times its span: a long prefill's tiles dwarf decode rows.
+  // Threads take (KV head, tile) items from a shared counter, costliest tiles first within each
+  // head, so a thread that finishes early or was descheduled does not leave the other waiting.
+  // Which thread runs an item cannot change its bits: each item writes only its own outputs.
+  std::vector<int32_t> order(n_tiles);
+  std::iota(order.begin(), order.end(), 0);
+  auto cost = [&](int32_t t) {
+    const auto [r, n] = a.tiles[t];
+    return static_cast<int64_t>(n) * (a.pos[r + n - 1] + 1);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t x, int32_t y) { return cost(x) > cost(y); });
+  std::atomic<int64_t> next{0};
+  auto run = [&](int64_t, int64_t) {
     AttentionScratch scratch;
-    for (int64_t it = b; it < e; ++it) {
-      const auto [r, n] = a.tiles[it / h_.n_head_kv];
-      const int32_t g = static_cast<int32_t>(it % h_.n_head_kv);
+    for (int64_t it = next++; it < items; it = next++) {
+      const auto [r, n] = a.tiles[order[it % n_tiles]];
+      const int32_t g = static_cast<int32_t>(it / n_tiles);
       attend_rows(kv_, il, s, g, a.q.data() + r * QD, a.pos.data() + r, n, a.row_table[r],
                   a.att.data() + r * QD, scratch);
     }
   };
   if (items < 2) {
-    run(0, items);
+    run(0, 1);
   } else {
-    pool_->parallel_for(items, run);
+    pool_->parallel_for(std::min<int64_t>(items, pool_->size()), run);
   }
 }
 

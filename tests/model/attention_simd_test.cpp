@@ -138,6 +138,31 @@ TEST_P(AttentionSimd, RowResultIndependentOfGroup) {
   }
 }
 
+// Thousands of positions: the online softmax's running max and sum stay within float rounding
+// of the scalar path, and a row's bits still do not depend on the rows beside it.
+TEST_P(AttentionSimd, LongContextMatchesScalarAndIsRowInvariant) {
+  const Case c{32, 8, 64, 16, KvType::F16};
+  const Fixture fx(c, 2100, 21);
+  const int64_t row = static_cast<int64_t>(c.n_head) * c.head_dim;
+  std::vector<int32_t> pos = consecutive(2080, 16);
+  pos.insert(pos.end(), {700, 2099, 15, 1500});
+  for (float q_scale : {1.0f, 6.0f}) {
+    const auto q = random_q(pos.size() * row, 31, q_scale);
+    const auto want = fx.run(SimdLevel::Scalar, q, pos);
+    const auto together = fx.run(GetParam(), q, pos);
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_NEAR(together[i], want[i], 2e-5f * (1.0f + std::fabs(want[i])))
+          << "q_scale " << q_scale << " index " << i;
+    }
+    for (size_t i = 0; i < pos.size(); i += 3) {
+      const std::vector<float> qi(q.begin() + i * row, q.begin() + (i + 1) * row);
+      const auto alone = fx.run(GetParam(), qi, {pos[i]});
+      EXPECT_EQ(0, std::memcmp(alone.data(), together.data() + i * row, row * sizeof(float)))
+          << "row " << i << " at position " << pos[i];
+    }
+  }
+}
+
 // With V[p] = the unit vector e_p, the output row is the softmax weights themselves; they must
 // match a double-precision softmax to a few ulp (this checks the polynomial exp directly).
 TEST_P(AttentionSimd, WeightsMatchDoubleSoftmax) {

@@ -100,6 +100,32 @@ TEST(SynthModel, ThreadCountDoesNotChangeLogits) {
   EXPECT_TRUE(testing::bit_identical(logits[0], logits[2]));
 }
 
+// Attention's online softmax walks hundreds of blocks here: a 700-token prompt must give the same
+// logits whole, in prefill-sized or odd chunks batched with other sequences, on 1 or 2 threads.
+TEST(SynthModel, LongContextBatchInvariant) {
+  const auto path = synth_model("llama", gguf::TensorType::Q8_0);
+  std::vector<float> ref;
+  uint32_t seed = 40;
+  for (int threads : {2, 1}) {
+    engine::EngineOptions opts;
+    opts.threads = threads;
+    auto eng = engine::load_llama_engine(path, opts);
+    eng->allocate_kv(1024);
+    const auto prompt = some_prompt(700, eng->info().n_vocab);
+    testing::BlockAllocator alloc;
+    if (ref.empty()) {
+      ref = testing::run_target(*eng, prompt, 0, 0, alloc, 1);
+      for (float v : ref) ASSERT_TRUE(std::isfinite(v));
+    }
+    for (auto [chunk, others] : {std::pair{128, 3}, {37, 1}, {300, 0}}) {
+      testing::BlockAllocator fresh(alloc.used());
+      auto got = testing::run_target(*eng, prompt, chunk, others, fresh, seed++);
+      EXPECT_TRUE(testing::bit_identical(ref, got))
+          << "threads " << threads << " chunk " << chunk << " others " << others;
+    }
+  }
+}
+
 TEST(SynthModel, CopyBlockCarriesThePrefix) {
   const auto path = synth_model("llama", gguf::TensorType::Q8_0);
   engine::EngineOptions opts;
