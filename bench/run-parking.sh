@@ -6,8 +6,8 @@
 #   4. KV pressure: six long requests in a pool for two full contexts, against an ample pool.
 # Scenarios 2 and 4 run RUNS times each (compare medians). Each scenario gets a fresh server.
 # Usage: bench/run-parking.sh MODEL.gguf OUT_DIR [RUNS]
-#   KV_PRESSURE_MB: the small pool (default 360: two 4096-token contexts of the 1B model's F16 KV,
-#   44 KiB per token); PRESSURE_PROMPT / PRESSURE_DECODE: each of the six requests (3000 / 128);
+#   KV_PRESSURE_MB: the small pool (default 256: two 4096-token contexts of the 1B model's F16 KV,
+#   32 KiB per token); PRESSURE_PROMPT / PRESSURE_DECODE: each of the six requests (3000 / 128);
 #   KV_RUNS: runs of the pressure pair (default RUNS); SKIP_CHUNKS=1 skips the chunk sweep
 set -euo pipefail
 MODEL=${1:?usage: bench/run-parking.sh MODEL.gguf OUT_DIR [RUNS]}
@@ -15,7 +15,7 @@ OUT=${2:?usage: bench/run-parking.sh MODEL.gguf OUT_DIR [RUNS]}
 RUNS=${3:-3}
 PORT=${PORT:-18126}
 BATON=${BATON:-$(dirname "$0")/../build/baton}
-KV_PRESSURE_MB=${KV_PRESSURE_MB:-360}
+KV_PRESSURE_MB=${KV_PRESSURE_MB:-256}
 PRESSURE_PROMPT=${PRESSURE_PROMPT:-3000}
 PRESSURE_DECODE=${PRESSURE_DECODE:-128}
 KV_RUNS=${KV_RUNS:-$RUNS}
