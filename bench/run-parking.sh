@@ -8,7 +8,7 @@
 # Usage: bench/run-parking.sh MODEL.gguf OUT_DIR [RUNS]
 #   KV_PRESSURE_MB: the small pool (default 256: two 4096-token contexts of the 1B model's F16 KV,
 #   32 KiB per token); PRESSURE_PROMPT / PRESSURE_DECODE: each of the six requests (3000 / 128);
-#   KV_RUNS: runs of the pressure pair (default RUNS); SKIP_CHUNKS=1 skips the chunk sweep
+#   KV_RUNS: runs of the pressure pair (default RUNS); PARTS: which of "chunks hol three kv" to run
 set -euo pipefail
 MODEL=${1:?usage: bench/run-parking.sh MODEL.gguf OUT_DIR [RUNS]}
 OUT=${2:?usage: bench/run-parking.sh MODEL.gguf OUT_DIR [RUNS]}
@@ -19,6 +19,8 @@ KV_PRESSURE_MB=${KV_PRESSURE_MB:-256}
 PRESSURE_PROMPT=${PRESSURE_PROMPT:-3000}
 PRESSURE_DECODE=${PRESSURE_DECODE:-128}
 KV_RUNS=${KV_RUNS:-$RUNS}
+PARTS=${PARTS:-chunks hol three kv}
+want() { [[ " $PARTS " == *" $1 "* ]]; }
 mkdir -p "$OUT"
 
 # run NAME "SERVE FLAGS" SCENARIO [bench args...]
@@ -41,21 +43,24 @@ run() {
   wait "$pid" || true
 }
 
-[[ ${SKIP_CHUNKS:-0} == 1 ]] || echo "== prefill tok/s against chunk size (2048-token prompt, medians of $RUNS)" | tee "$OUT/chunks.txt"
+want chunks && echo "== prefill tok/s against chunk size (2048-token prompt, medians of $RUNS)" |
+  tee "$OUT/chunks.txt"
 for c in 64 128 256 512 1024 2048; do
-  [[ ${SKIP_CHUNKS:-0} == 1 ]] && break
+  want chunks || break
   printf 'chunk %5d: ' "$c" | tee -a "$OUT/chunks.txt"
   "$BATON" bench engine -m "$MODEL" -p 2048 -n 1 --chunk "$c" --runs "$RUNS" --no-sampler 2>/dev/null \
     | grep -i 'prefill' | head -1 | tee -a "$OUT/chunks.txt"
 done
 
 for r in $(seq 1 "$RUNS"); do
+  want hol || break
   run "hol-preempt-$r" "--parallel 1 --ctx 8192" hol-sequential --long-tokens 3000
   run "hol-no-preempt-$r" "--parallel 1 --ctx 8192 --no-prefill-preempt --max-step-ms 0" \
     hol-sequential --long-tokens 3000
 done
-run three-sessions "--parallel 3 --ctx 8192" three-sessions --long-tokens 4000
+want three && run three-sessions "--parallel 3 --ctx 8192" three-sessions --long-tokens 4000
 for r in $(seq 1 "$KV_RUNS"); do
+  want kv || break
   run "kv-pressure-$r" "--parallel 6 --ctx 4096 --kv-ram-mb $KV_PRESSURE_MB" throughput \
     --streams 6 --prompt-tokens "$PRESSURE_PROMPT" --decode-tokens "$PRESSURE_DECODE"
   run "kv-ample-$r" "--parallel 6 --ctx 4096" throughput --streams 6 \

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/levels.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/quantize.h"
@@ -19,16 +20,11 @@ namespace baton::kernels {
 namespace {
 
 using gguf::TensorType;
+using testing::available_levels;
 
 const TensorType kExtraTypes[] = {TensorType::Q4_1,  TensorType::Q5_0, TensorType::IQ4_NL,
                                   TensorType::Q2_K,  TensorType::Q3_K, TensorType::Q5_K,
                                   TensorType::IQ4_XS};
-
-std::vector<SimdLevel> available_levels() {
-  std::vector<SimdLevel> out;
-  for (int l = 0; l <= int(detected_simd_level()); ++l) out.push_back(SimdLevel(l));
-  return out;
-}
 
 std::string label(TensorType t, SimdLevel l) {
   return std::string(gguf::type_name(t)) + " at " + simd_level_label(l);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/levels.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/quantize.h"
 #include "kernels/simd.h"
@@ -17,16 +18,11 @@ namespace baton::kernels {
 namespace {
 
 using gguf::TensorType;
+using testing::available_levels;
 
 const TensorType kAllTypes[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16,
                                 TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K,
                                 TensorType::Q6_K};
-
-std::vector<SimdLevel> available_levels() {
-  std::vector<SimdLevel> out;
-  for (int l = 0; l <= int(detected_simd_level()); ++l) out.push_back(SimdLevel(l));
-  return out;
-}
 
 std::string label(TensorType t, SimdLevel l) {
   return "type " + std::to_string(int(t)) + " at " + simd_level_label(l);

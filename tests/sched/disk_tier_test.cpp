@@ -19,13 +19,7 @@ using engine::FakeEngine;
 using testing::Driver;
 using testing::greedy;
 using testing::make_prompt;
-
-engine::FakeEngineConfig fake() {
-  engine::FakeEngineConfig e;
-  e.block_size = 16;
-  e.kv_bytes_per_block = 1 << 16;  // 16 blocks per MiB of --kv-ram-mb
-  return e;
-}
+using testing::small_blocks;
 
 SchedConfig with_disk(const std::string& dir, int32_t parallel = 2, int64_t kv_ram_mb = 4) {
   SchedConfig c;
@@ -45,7 +39,7 @@ struct Run {
   Metrics metrics;
 };
 Run run_one(const SchedConfig& c, const std::vector<int32_t>& prompt, int32_t max_tokens) {
-  FakeEngine eng(fake());
+  FakeEngine eng(small_blocks());
   LoopCore core(eng, c);
   Driver d(core);
   const uint64_t id = d.submit(greedy(prompt, max_tokens));
@@ -66,7 +60,7 @@ TEST(DiskTier, APrefixComesBackFromDiskAfterARestart) {
   turn.insert(turn.end(), more.begin(), more.end());
   const auto warm = run_one(with_disk(dir.path()), turn, 6);
   ASSERT_TRUE(warm.out.finished);
-  EXPECT_EQ(warm.out.tokens, FakeEngine(fake()).reference(turn, 6, false));
+  EXPECT_EQ(warm.out.tokens, FakeEngine(small_blocks()).reference(turn, 6, false));
   // 150 + 6 tokens were computed; the last sampled token never was: 155 positions, 9 blocks.
   EXPECT_EQ(warm.out.final.stats.cached_tokens, 9 * 16);
   EXPECT_EQ(warm.metrics.kv_disk_hits_total, 1u);
@@ -76,7 +70,7 @@ TEST(DiskTier, APrefixComesBackFromDiskAfterARestart) {
 
 TEST(DiskTier, BlocksEvictedFromRamAreRestoredFromDisk) {
   kv::testing::ScratchDir dir;
-  FakeEngine eng(fake());
+  FakeEngine eng(small_blocks());
   LoopCore core(eng, with_disk(dir.path(), 1, 2));  // 32 blocks of RAM
   Driver d(core);
   const auto conv = make_prompt(120, 3);
@@ -96,7 +90,7 @@ TEST(DiskTier, ALoadDoesNotHoldUpOtherRequests) {
   kv::testing::ScratchDir dir;
   const auto conv = make_prompt(150, 4);
   ASSERT_TRUE(run_one(with_disk(dir.path()), conv, 2).out.finished);
-  FakeEngine eng(fake());
+  FakeEngine eng(small_blocks());
   LoopCore core(eng, with_disk(dir.path()));
   core.disk_tier()->set_load_delay(std::chrono::milliseconds(400));
   Driver d(core);
@@ -124,7 +118,7 @@ TEST(DiskTier, CancelWhileLoadingFreesEveryBlock) {
   kv::testing::ScratchDir dir;
   const auto conv = make_prompt(150, 6);
   ASSERT_TRUE(run_one(with_disk(dir.path()), conv, 2).out.finished);
-  FakeEngine eng(fake());
+  FakeEngine eng(small_blocks());
   LoopCore core(eng, with_disk(dir.path()));
   core.disk_tier()->set_load_delay(std::chrono::milliseconds(200));
   Driver d(core);
@@ -147,7 +141,7 @@ TEST(DiskTier, TwoRequestsNeedingTheSameBlocksBothGetThem) {
   kv::testing::ScratchDir dir;
   const auto conv = make_prompt(150, 7);
   ASSERT_TRUE(run_one(with_disk(dir.path()), conv, 2).out.finished);
-  FakeEngine eng(fake());
+  FakeEngine eng(small_blocks());
   LoopCore core(eng, with_disk(dir.path()));
   Driver d(core);
   auto a = conv, b = conv;
@@ -175,7 +169,7 @@ TEST(DiskTier, ADamagedFileIsSkippedAndThePrefixRecomputed) {
   ASSERT_EQ(damaged, 1);
   const auto warm = run_one(with_disk(dir.path()), conv, 4);
   ASSERT_TRUE(warm.out.finished);
-  EXPECT_EQ(warm.out.tokens, FakeEngine(fake()).reference(conv, 4, false));
+  EXPECT_EQ(warm.out.tokens, FakeEngine(small_blocks()).reference(conv, 4, false));
   EXPECT_EQ(warm.metrics.kv_disk_errors_total.at("checksum"), 1u);
   // Blocks before the damaged one were still good and used.
   EXPECT_EQ(warm.out.final.stats.cached_tokens, 8 * 16);
@@ -183,7 +177,7 @@ TEST(DiskTier, ADamagedFileIsSkippedAndThePrefixRecomputed) {
 
 TEST(DiskTier, TheDiskNeverHoldsMoreThanItsBudget) {
   kv::testing::ScratchDir dir;
-  FakeEngine eng(fake());
+  FakeEngine eng(small_blocks());
   SchedConfig c = with_disk(dir.path(), 2, 4);
   c.kv_disk_space_mb = 1;
   c.max_queue = 1000;
@@ -202,7 +196,7 @@ TEST(DiskTier, TheDiskNeverHoldsMoreThanItsBudget) {
 TEST(DiskTier, ADiskThatFailsUnderneathCostsOnlyItsSaves) {
   kv::testing::ScratchDir dir;
   const std::string sub = dir.path() + "/tier";
-  FakeEngine eng(fake());
+  FakeEngine eng(small_blocks());
   LoopCore core(eng, with_disk(sub));
   // The directory vanishes and a file takes its name (as good as a read-only or full disk
   // for the writes, and possible even as root): every save fails.

@@ -9,10 +9,19 @@
 #include <optional>
 #include <thread>
 
+#include "engine/fake_engine.h"
 #include "sched/harness.h"
 #include "sched/loop_core.h"
 
 namespace baton::sched::testing {
+
+// 16-token blocks, 16 blocks per MiB of --kv-ram-mb: small pools in round numbers.
+inline engine::FakeEngineConfig small_blocks() {
+  engine::FakeEngineConfig e;
+  e.block_size = 16;
+  e.kv_bytes_per_block = 1 << 16;
+  return e;
+}
 
 struct Driver {
   explicit Driver(LoopCore& c) : core(c) {}

@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "engine/fake_engine.h"
+#include "sched/driver.h"
 #include "sched/harness.h"
 
 namespace baton::sched {
 namespace {
+
+using testing::Driver;
 
 using engine::FakeEngine;
 using testing::check_invariants;
@@ -25,36 +28,6 @@ SchedConfig config(int32_t parallel = 4) {
   c.mixed_prefill_chunk = 128;
   return c;
 }
-
-// Runs steps until `h` finishes (or a step budget ends), reading every channel as it goes.
-struct Driver {
-  explicit Driver(LoopCore& c) : core(c) {}
-  LoopCore& core;
-  std::map<uint64_t, std::shared_ptr<RequestHandle>> handles;
-  std::map<uint64_t, Outcome> out;
-  std::map<uint64_t, int32_t> prompt_len;
-
-  uint64_t submit(GenerateRequest r) {
-    auto n = static_cast<int32_t>(r.prompt.size());
-    auto h = core.submit(std::move(r));
-    handles[h->id()] = h;
-    prompt_len[h->id()] = n;
-    return h->id();
-  }
-  void step() {
-    core.step();
-    for (auto& [id, h] : handles) drain_ready(*h, out[id]);
-  }
-  bool run_until_done(int max_steps = 10000) {
-    for (int i = 0; i < max_steps; ++i) {
-      bool all = true;
-      for (auto& [id, o] : out) all = all && o.finished;
-      if (all && out.size() == handles.size()) return true;
-      step();
-    }
-    return false;
-  }
-};
 
 TEST(LoopCore, DecoderGetsARowInEveryStepOfALongPrefill) {
   FakeEngine eng;

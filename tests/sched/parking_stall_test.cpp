@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "engine/fake_engine.h"
+#include "sched/driver.h"
 #include "sched/harness.h"
 #include "sched/loop_core.h"
 
@@ -18,13 +19,7 @@ using testing::drain_ready;
 using testing::greedy;
 using testing::make_prompt;
 using testing::Outcome;
-
-engine::FakeEngineConfig small_blocks() {
-  engine::FakeEngineConfig e;
-  e.block_size = 16;
-  e.kv_bytes_per_block = 1 << 16;  // 16 blocks per MiB
-  return e;
-}
+using testing::small_blocks;
 
 // Two requests of 100 + 120 in a 16-block pool: they cannot both finish without a park.
 SchedConfig two_slots(int32_t stall_ms) {

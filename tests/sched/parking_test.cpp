@@ -19,14 +19,7 @@ using testing::Driver;
 using testing::greedy;
 using testing::make_prompt;
 using testing::Outcome;
-
-// 16-token blocks, 16 blocks per MiB of --kv-ram-mb.
-engine::FakeEngineConfig small_blocks() {
-  engine::FakeEngineConfig e;
-  e.block_size = 16;
-  e.kv_bytes_per_block = 1 << 16;
-  return e;
-}
+using testing::small_blocks;
 
 SchedConfig tight(int32_t parallel, int64_t kv_ram_mb = 1) {
   SchedConfig c;
