@@ -157,7 +157,9 @@ uint32_t DiskStore::add_file(File f) {
   if (f.ours) {
     ++stats_.files;
     for (uint32_t s = 0; s < f.header.blocks.size(); ++s) {
-      index_[f.header.blocks[s].hash] = {id, s};  // a later copy of a block wins
+      const DiskBlock& b = f.header.blocks[s];
+      if (!index_.count(b.hash)) children_.emplace(b.parent, b.hash);
+      index_[b.hash] = {id, s};  // a later copy of a block wins
     }
   } else {
     ++stats_.foreign_files;
@@ -177,7 +179,15 @@ std::vector<std::string> DiskStore::drop_file(uint32_t id) {
     --stats_.files;
     for (const auto& b : f.header.blocks) {
       auto at = index_.find(b.hash);
-      if (at != index_.end() && at->second.file == id) index_.erase(at);
+      if (at == index_.end() || at->second.file != id) continue;
+      index_.erase(at);
+      auto [lo, hi] = children_.equal_range(b.parent);
+      for (auto c = lo; c != hi; ++c) {
+        if (c->second == b.hash) {
+          children_.erase(c);
+          break;
+        }
+      }
     }
   } else {
     --stats_.foreign_files;
@@ -227,6 +237,28 @@ size_t DiskStore::leading_on_disk(std::span<const uint64_t> hashes) const {
   size_t n = 0;
   while (n < hashes.size() && index_.count(hashes[n])) ++n;
   return n;
+}
+
+std::optional<DiskStore::Tail> DiskStore::best_tail(uint64_t parent, std::span<const int32_t> next,
+                                                    int32_t limit) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<Tail> best;
+  auto [lo, hi] = children_.equal_range(parent);
+  for (auto c = lo; c != hi; ++c) {
+    const Location& loc = index_.at(c->second);
+    const DiskBlock& b = files_.at(loc.file).header.blocks[loc.slot];
+    const size_t n = std::min({b.tokens.size(), next.size(), static_cast<size_t>(limit)});
+    const auto len = static_cast<int32_t>(
+        std::mismatch(b.tokens.begin(), b.tokens.begin() + static_cast<ptrdiff_t>(n), next.begin())
+            .first -
+        b.tokens.begin());
+    // Ties go to the lower hash, so the choice does not depend on hash-map order.
+    if (len > 0 &&
+        (!best || len > best->matched || (len == best->matched && b.hash < best->block.hash))) {
+      best = Tail{b, len};
+    }
+  }
+  return best;
 }
 
 DiskStoreStats DiskStore::stats() const {

@@ -12,6 +12,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -52,6 +53,16 @@ class DiskStore {
   // How many of `hashes`, from the first, are indexed.
   size_t leading_on_disk(std::span<const uint64_t> hashes) const;
 
+  // The stored block after `parent` whose leading tokens match most of `next` (at most `limit`
+  // of them): a prompt's last, partial block can start from a longer sequence's full block, as
+  // the RAM pool's copy-on-write tail does. nullopt when none matches a token.
+  struct Tail {
+    DiskBlock block;  // hash, parent and all its tokens, as a load expects them
+    int32_t matched = 0;
+  };
+  std::optional<Tail> best_tail(uint64_t parent, std::span<const int32_t> next,
+                                int32_t limit) const;
+
   // I/O thread. Writes one segment holding `blocks` (their data_checksum is computed here) with
   // data[i] of layout.block_bytes each; evicts old files to stay within the budget. False (and
   // counted) when it could not be written; nothing partial is ever indexed.
@@ -91,6 +102,7 @@ class DiskStore {
   std::unordered_map<uint32_t, File> files_;
   std::list<uint32_t> lru_;  // least recently used first
   std::unordered_map<uint64_t, Location> index_;
+  std::unordered_multimap<uint64_t, uint64_t> children_;  // parent hash -> indexed block hash
   uint32_t next_file_ = 1;
   uint64_t next_tmp_ = 0;
   DiskStoreStats stats_;

@@ -54,6 +54,10 @@ class DiskTier {
   size_t leading_on_disk(std::span<const uint64_t> hashes) const {
     return store_.leading_on_disk(hashes);
   }
+  std::optional<DiskStore::Tail> best_tail(uint64_t parent, std::span<const int32_t> next,
+                                           int32_t limit) const {
+    return store_.best_tail(parent, next, limit);
+  }
   // On disk or queued to be written.
   bool known(uint64_t hash) const;
   void save(DiskSave job);

@@ -82,7 +82,9 @@ class LoopCore {
   void commit_full_blocks(Request& r);
   // The KV disk tier (loop_disk.cpp).
   void open_disk_tier();
-  bool start_disk_load(Request& r, int32_t tail_block, Clock::time_point now);  // true: Loading
+  std::vector<kv::DiskBlock> disk_run(const Request& r) const;
+  // True: r is Loading. tail_block / tail_tokens: the RAM lookup's partial tail, if any.
+  bool start_disk_load(Request& r, int32_t tail_block, int32_t tail_tokens, Clock::time_point now);
   void save_to_disk(Request& r, bool everything);
   void apply_disk_done(Clock::time_point now);
   void finish_load(Request& r, size_t n_blocks, Clock::time_point now);

@@ -46,8 +46,8 @@ void LoopCore::open_disk_tier() {
   metrics_.kv_disk_enabled = true;
 }
 
-bool LoopCore::start_disk_load(Request& r, int32_t tail_block, Clock::time_point now) {
-  IoClock clock(io_seconds_);
+// The full blocks after the RAM chain that the disk holds, named as the pool would name them.
+std::vector<kv::DiskBlock> LoopCore::disk_run(const Request& r) const {
   const int32_t bs = pool_.block_size();
   std::vector<kv::DiskBlock> want;
   std::vector<uint64_t> hashes;
@@ -62,16 +62,36 @@ bool LoopCore::start_disk_load(Request& r, int32_t tail_block, Clock::time_point
     hashes.push_back(b.hash);
     want.push_back(std::move(b));
   }
-  if (want.empty()) return false;
-  const size_t on_disk = disk_->leading_on_disk(hashes);
+  want.resize(disk_->leading_on_disk(hashes));
+  return want;
+}
+
+bool LoopCore::start_disk_load(Request& r, int32_t tail_block, int32_t tail_tokens,
+                               Clock::time_point now) {
+  IoClock clock(io_seconds_);
+  const int32_t bs = pool_.block_size();
+  std::vector<kv::DiskBlock> want = disk_run(r);
+  const auto n_full = static_cast<int32_t>(want.size());
+  // Then the prompt's last, partial block may start a longer sequence's stored block.
+  const int32_t after = r.n_kv + n_full * bs;
+  const uint64_t parent = want.empty() ? r.chain_hash : want.back().hash;
+  int32_t tail_matched = 0;
+  if (const int32_t left = r.n_fill - 1 - after; left > 0) {
+    std::span<const int32_t> next(r.tokens.data() + after, static_cast<size_t>(left));
+    auto t = disk_->best_tail(parent, next, std::min(left, bs));
+    if (t && t->matched > (n_full == 0 ? tail_tokens : 0)) {
+      tail_matched = t->matched;
+      want.push_back(std::move(t->block));
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ++(on_disk > 0 ? metrics_.kv_disk_hits_total : metrics_.kv_disk_misses_total);
+    ++(want.empty() ? metrics_.kv_disk_misses_total : metrics_.kv_disk_hits_total);
   }
-  if (on_disk == 0) return false;
+  if (want.empty()) return false;
   kv::DiskLoad job;
   job.request_id = r.id;
-  for (size_t i = 0; i < on_disk; ++i) {
+  for (size_t i = 0; i < want.size(); ++i) {
     auto b = pool_.allocate();
     if (!b) break;
     pool_.retain(*b);  // the load's own pin: a cancel cannot free a block being written
@@ -81,14 +101,17 @@ bool LoopCore::start_disk_load(Request& r, int32_t tail_block, Clock::time_point
     job.dst.push_back(engine_.kv_block(*b).data());
   }
   if (job.pool_blocks.empty()) return false;
+  if (job.pool_blocks.size() < want.size()) tail_matched = 0;  // the tail got no block
   want.resize(job.pool_blocks.size());
   job.expected = std::move(want);
-  if (tail_block >= 0) pool_.release(tail_block);  // disk blocks reach further than the tail
+  if (tail_block >= 0) pool_.release(tail_block);  // the disk reaches at least as far
   r.state = RequestState::Loading;
   r.channel->set_state(RequestState::Loading);
   r.loading_since = now;
+  r.loading_full = std::min(n_full, static_cast<int32_t>(job.pool_blocks.size()));
+  r.loading_tail = tail_matched;
   log::info("req={} loading {} tokens of its prefix from the disk tier ({} were in RAM)", r.id,
-            job.pool_blocks.size() * static_cast<size_t>(bs), r.n_kv);
+            r.loading_full * bs + tail_matched, r.n_kv);
   disk_->load(std::move(job));
   return true;
 }
@@ -96,7 +119,11 @@ bool LoopCore::start_disk_load(Request& r, int32_t tail_block, Clock::time_point
 void LoopCore::finish_load(Request& r, size_t n_blocks, Clock::time_point now) {
   const int32_t bs = pool_.block_size();
   const auto wanted = static_cast<int32_t>(r.block_table.size()) - r.n_named_blocks;  // loading
-  r.n_kv += static_cast<int32_t>(n_blocks) * bs;
+  const auto loaded = static_cast<int32_t>(n_blocks);
+  r.n_kv += std::min(loaded, r.loading_full) * bs;
+  // The tail block is used for its matching positions only; the prefill overwrites the rest.
+  if (r.loading_tail > 0 && loaded > r.loading_full) r.n_kv += r.loading_tail;
+  r.loading_full = r.loading_tail = 0;
   if (r.parks == 0) r.cached_tokens = r.n_kv;
   commit_full_blocks(r);  // the loaded blocks become RAM prefix-cache blocks
   r.state = RequestState::Prefilling;

@@ -166,7 +166,7 @@ void LoopCore::attach_prefix(Request& r) {
   r.chain_hash = m.chain_hash;
   r.disk_checked_blocks = 0;
   r.disk_checked_hash = pool_.root_hash();
-  if (disk_ && start_disk_load(r, m.tail_block, Clock::now())) return;
+  if (disk_ && start_disk_load(r, m.tail_block, m.tail_tokens, Clock::now())) return;
   if (m.tail_block >= 0) {
     // The tail block is shared: copy its matching positions into a block of our own.
     if (auto dst = pool_.allocate()) {

@@ -182,5 +182,24 @@ TEST(DiskStore, UnusableDirectoriesAreRefusedWithTheFix) {
   }
 }
 
+TEST(DiskStore, BestTailMatchesTheLongestStoredPrefixAfterAParent) {
+  ScratchDir dir;
+  DiskStore s(options(dir.path()));
+  const auto layout = testing::test_layout();
+  const auto a = chain(layout, 2, 0);  // tokens 0..7, block size 4
+  ASSERT_TRUE(save_chain(s, a));
+  const std::vector<int32_t> next = {4, 5, 6, 99};
+  auto t = s.best_tail(a[0].hash, next, 4);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->matched, 3);
+  EXPECT_EQ(t->block.hash, a[1].hash);
+  EXPECT_EQ(t->block.tokens, a[1].tokens);
+  EXPECT_EQ(s.best_tail(a[0].hash, next, 2)->matched, 2) << "the limit holds";
+  EXPECT_FALSE(s.best_tail(a[0].hash, std::vector<int32_t>{9, 9}, 2)) << "no token matches";
+  EXPECT_FALSE(s.best_tail(12345, next, 4)) << "another parent";
+  // The tail block loads like any other (its expected tokens are the stored ones).
+  EXPECT_EQ(testing::load_chain(s, {t->block}), 1u);
+}
+
 }  // namespace
 }  // namespace baton::kv

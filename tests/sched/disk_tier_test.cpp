@@ -222,5 +222,27 @@ TEST(DiskTier, ADiskThatFailsUnderneathCostsOnlyItsSaves) {
   EXPECT_GE(d.out[again].final.stats.cached_tokens, 9 * 16);
 }
 
+TEST(DiskTier, ThePromptsLastPartialBlockStartsFromAStoredBlock) {
+  kv::testing::ScratchDir dir;
+  // 160 tokens = 10 full blocks; the answer makes the cold run compute all ten.
+  const auto conv = make_prompt(160, 10);
+  ASSERT_TRUE(run_one(with_disk(dir.path()), conv, 6).out.finished);
+  // The same prompt again: positions 0..158 can come from disk (block 9 used for 15 of its 16
+  // positions), only the last token is computed.
+  const auto again = run_one(with_disk(dir.path()), conv, 6);
+  ASSERT_TRUE(again.out.finished);
+  EXPECT_EQ(again.out.tokens, FakeEngine(small_blocks()).reference(conv, 6, false));
+  EXPECT_EQ(again.out.final.stats.cached_tokens, 159);
+  // A prompt that leaves the stored sequence inside block 9 uses the matching positions only.
+  auto edited = conv;
+  edited.resize(152);
+  edited.push_back(7);
+  edited.push_back(8);
+  const auto branch = run_one(with_disk(dir.path()), edited, 6);
+  ASSERT_TRUE(branch.out.finished);
+  EXPECT_EQ(branch.out.tokens, FakeEngine(small_blocks()).reference(edited, 6, false));
+  EXPECT_EQ(branch.out.final.stats.cached_tokens, 152);
+}
+
 }  // namespace
 }  // namespace baton::sched
