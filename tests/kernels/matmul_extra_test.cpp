@@ -21,6 +21,7 @@ namespace {
 
 using gguf::TensorType;
 using testing::available_levels;
+using testing::random_values;
 
 const TensorType kExtraTypes[] = {TensorType::Q4_1,  TensorType::Q5_0, TensorType::IQ4_NL,
                                   TensorType::Q2_K,  TensorType::Q3_K, TensorType::Q5_K,
@@ -74,14 +75,6 @@ std::vector<uint8_t> random_blocks(TensorType t, int64_t n_blocks, uint32_t seed
     }
   }
   return out;
-}
-
-std::vector<float> random_x(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = dist(rng);
-  return v;
 }
 
 struct Weights {
@@ -178,7 +171,7 @@ TEST(MatmulExtra, EveryLevelMatchesReference) {
       const auto w = random_weights(t, rows, cols, 11, extreme);
       // 5 rows take AVX-512's direct path, 11 its packed path.
       for (int64_t n_x : {5, 11}) {
-        const auto x = random_x(n_x * cols, 12);
+        const auto x = random_values(n_x * cols, 12);
         for (auto level : available_levels()) {
           std::vector<float> y(size_t(n_x * rows), -1.0f);
           matmul_at(level, w.view(), x.data(), n_x, y.data(), &pool);
@@ -196,7 +189,7 @@ TEST(MatmulExtra, OddShapes) {
     const int64_t block = block_shape(t).elems;
     for (int64_t rows : {1, 5, 13}) {
       const auto w = random_weights(t, rows, 2 * block, uint32_t(rows), false);
-      const auto x = random_x(9 * 2 * block, uint32_t(rows + 1));
+      const auto x = random_values(9 * 2 * block, uint32_t(rows + 1));
       for (auto level : available_levels()) {
         ThreadPool pool(3);
         std::vector<float> y(size_t(9 * rows), -1.0f);
@@ -209,7 +202,7 @@ TEST(MatmulExtra, OddShapes) {
 
 TEST(MatmulExtra, BatchInvariance) {
   const int64_t rows = 45, cols = 1024, n_x = 64;
-  const auto x = random_x(n_x * cols, 99);
+  const auto x = random_values(n_x * cols, 99);
   ThreadPool pool1(1), pool2(2), pool3(3);
   ThreadPool* pools[] = {&pool1, &pool2, &pool3};
   for (auto t : kExtraTypes) {

@@ -19,6 +19,7 @@ namespace {
 
 using gguf::TensorType;
 using testing::available_levels;
+using testing::random_values;
 
 const TensorType kAllTypes[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16,
                                 TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K,
@@ -26,14 +27,6 @@ const TensorType kAllTypes[] = {TensorType::F32,  TensorType::F16,  TensorType::
 
 std::string label(TensorType t, SimdLevel l) {
   return "type " + std::to_string(int(t)) + " at " + simd_level_label(l);
-}
-
-std::vector<float> random_values(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = dist(rng);
-  return v;
 }
 
 // A quantized weight matrix with its dequantized copy.
