@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "gguf/gguf_parser.h"
+#include "util/posix_file.h"
 
 namespace baton::gguf {
 namespace {
@@ -22,18 +23,10 @@ namespace {
                               value_type_name(v.type)));
 }
 
-// Closes the descriptor on every path out of open().
-struct FdGuard {
-  int fd;
-  ~FdGuard() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<GgufFile> GgufFile::open(const std::string& path) {
-  FdGuard fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));  // closed on every path out
   if (fd.fd < 0) {
     throw GgufError(
         fmt::format("{}: cannot open: {} (check the path)", path, std::strerror(errno)));

@@ -11,10 +11,14 @@
 #include <cstring>
 #include <filesystem>
 
-#include "kv/posix_file.h"
 #include "util/log.h"
+#include "util/posix_file.h"
 
 namespace baton::kv {
+
+using util::Fd;
+using util::read_at;
+using util::write_all;
 namespace fs = std::filesystem;
 
 namespace {

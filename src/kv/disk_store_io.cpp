@@ -10,9 +10,13 @@
 #include <set>
 
 #include "kv/disk_store.h"
-#include "kv/posix_file.h"
+#include "util/posix_file.h"
 
 namespace baton::kv {
+
+using util::Fd;
+using util::read_at;
+using util::write_all;
 namespace {
 
 // The rename is durable only once the directory entry is on disk too.

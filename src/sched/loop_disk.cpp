@@ -68,6 +68,8 @@ std::vector<kv::DiskBlock> LoopCore::disk_run(const Request& r) const {
 
 bool LoopCore::start_disk_load(Request& r, int32_t tail_block, int32_t tail_tokens,
                                Clock::time_point now) {
+  // The RAM chain already reaches the last position to fill: nothing to look for.
+  if (r.n_kv >= r.n_fill - 1) return false;
   IoClock clock(io_seconds_);
   const int32_t bs = pool_.block_size();
   std::vector<kv::DiskBlock> want = disk_run(r);

@@ -1,6 +1,6 @@
 #pragma once
-// Small POSIX file helpers of the disk tier (internal to the kv module): an owning descriptor
-// and whole-buffer reads and writes that retry short transfers and EINTR.
+// Small POSIX file helpers: an owning descriptor, and whole-buffer reads and writes that retry
+// short transfers and EINTR (the GGUF reader, the KV disk tier).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace baton::kv {
+namespace baton::util {
 
 struct Fd {
   int fd = -1;
@@ -45,4 +45,4 @@ inline bool read_at(int fd, uint8_t* p, size_t n, uint64_t off) {
   return true;
 }
 
-}  // namespace baton::kv
+}  // namespace baton::util
