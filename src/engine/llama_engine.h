@@ -13,6 +13,7 @@ struct EngineOptions {
   int threads = 0;              // 0 = all cores
   std::string kv_type = "f16";  // "f16" or "f32"
   int32_t block_size = 16;
+  bool interleave_weights = true;  // see model::ModelOptions
 };
 
 class LlamaEngine : public Engine {

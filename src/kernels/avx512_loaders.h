@@ -85,21 +85,28 @@ BATON_AVX512_INLINE __m128 column(const float (*t)[16], int v) {
   return _mm_load_ps(&t[v & 3][4 * (v >> 2)]);
 }
 
-struct LoaderQ8_0 {
+// Where a loader finds block b of its 4 rows: rows[i] + b * interleave * sizeof(block). In a
+// plain matrix (interleave 1) each row's blocks are contiguous; in a tile-interleaved one
+// (interleave 4, kernels/interleave.h) block b of the 4 rows sits side by side and
+// rows[i] = tile + i * sizeof(block), so a tile is one sequential stream.
+struct LoaderRows {
+  const uint8_t* const* rows = nullptr;
+  int64_t interleave = 1;
+};
+
+struct LoaderQ8_0 : LoaderRows {
   static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
-  const uint8_t* const* rows;
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
-    const int64_t o = b * int64_t(sizeof(BlockQ8_0));
+    const int64_t o = b * interleave * int64_t(sizeof(BlockQ8_0));
     split_rows(rows, o + 2, q.lo, q.hi);
     q.slo = spread4(f16x4(rows, o));
   }
 };
 
-struct LoaderQ4_0 {
+struct LoaderQ4_0 : LoaderRows {
   static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
-  const uint8_t* const* rows;
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
-    const int64_t o = b * int64_t(sizeof(BlockQ4_0));
+    const int64_t o = b * interleave * int64_t(sizeof(BlockQ4_0));
     const __m512i n = gather16(rows, o + 2);
     const __m512i m4 = _mm512_set1_epi8(0x0F), eight = _mm512_set1_epi8(8);
     q.lo = _mm512_sub_epi8(_mm512_and_si512(n, m4), eight);
@@ -108,14 +115,13 @@ struct LoaderQ4_0 {
   }
 };
 
-struct LoaderQ4_K {
+struct LoaderQ4_K : LoaderRows {
   static constexpr bool kSplit = false, kOffset = true, kHalfOffset = false;
-  const uint8_t* const* rows;
   // Values 0..7: d * sc of sub-block v; 8..15: 8 * (d * sc) - dmin * m of sub-block v - 8.
   alignas(64) float table[4][16];
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
     const int64_t sb = b / 8, j = b % 8;
-    const int64_t base = sb * int64_t(sizeof(BlockQ4_K));
+    const int64_t base = sb * interleave * int64_t(sizeof(BlockQ4_K));
     if (j == 0) prepare(base);
     __m512i nlo, nhi;
     split_rows(rows, base + offsetof(BlockQ4_K, qs) + 32 * (j / 2), nlo, nhi);
@@ -160,13 +166,12 @@ BATON_AVX512_INLINE __m512i q6_combine(__m512i l, __m512i h, __m128i hs) {
   return _mm512_sub_epi8(_mm512_or_si512(_mm512_and_si512(l, m4), hb), _mm512_set1_epi8(32));
 }
 
-struct LoaderQ6_K {
+struct LoaderQ6_K : LoaderRows {
   static constexpr bool kSplit = true, kOffset = false, kHalfOffset = false;
-  const uint8_t* const* rows;
   alignas(64) float table[4][16];  // value v: d * sc of 16-element sub-block v
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
     const int64_t sb = b / 8, j = b % 8, n = j / 4, k = j % 4;
-    const int64_t base = sb * int64_t(sizeof(BlockQ6_K));
+    const int64_t base = sb * interleave * int64_t(sizeof(BlockQ6_K));
     if (j == 0) prepare(base);
     __m512i ql_lo, ql_hi, qh_lo, qh_hi;
     split_rows(rows, base + offsetof(BlockQ6_K, ql) + 64 * n + 32 * (k & 1), ql_lo, ql_hi);

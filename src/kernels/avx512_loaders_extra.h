@@ -36,22 +36,20 @@ BATON_AVX512_INLINE __m512i bit_to_16(__m512i h, int bit) {
   return _mm512_maskz_mov_epi8(k, _mm512_set1_epi8(16));
 }
 
-struct LoaderQ4_1 {
+struct LoaderQ4_1 : LoaderRows {
   static constexpr bool kSplit = false, kOffset = true, kHalfOffset = false;
-  const uint8_t* const* rows;
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
-    const int64_t o = b * int64_t(sizeof(BlockQ4_1));
+    const int64_t o = b * interleave * int64_t(sizeof(BlockQ4_1));
     nibbles(gather16(rows, o + offsetof(BlockQ4_1, qs)), q.lo, q.hi);
     q.slo = spread4(f16x4(rows, o));
     q.off = spread4_first(f16x4(rows, o + offsetof(BlockQ4_1, m)));
   }
 };
 
-struct LoaderQ5_0 {
+struct LoaderQ5_0 : LoaderRows {
   static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
-  const uint8_t* const* rows;
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
-    const int64_t o = b * int64_t(sizeof(BlockQ5_0));
+    const int64_t o = b * interleave * int64_t(sizeof(BlockQ5_0));
     __m512i lo, hi;
     nibbles(gather16(rows, o + offsetof(BlockQ5_0, qs)), lo, hi);
     // Row i's 32 high bits in each dword of lane i; byte l of lane i then takes qh byte l / 8
@@ -76,11 +74,10 @@ struct LoaderQ5_0 {
   }
 };
 
-struct LoaderIQ4_NL {
+struct LoaderIQ4_NL : LoaderRows {
   static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
-  const uint8_t* const* rows;
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
-    const int64_t o = b * int64_t(sizeof(BlockIQ4_NL));
+    const int64_t o = b * interleave * int64_t(sizeof(BlockIQ4_NL));
     __m512i lo, hi;
     nibbles(gather16(rows, o + offsetof(BlockIQ4_NL, qs)), lo, hi);
     const __m512i t = iq4_table();
@@ -90,13 +87,12 @@ struct LoaderIQ4_NL {
   }
 };
 
-struct LoaderIQ4_XS {
+struct LoaderIQ4_XS : LoaderRows {
   static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
-  const uint8_t* const* rows;
   alignas(64) float table[4][16];  // value j (0..7): d * (ls - 32) of block j
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
     const int64_t sb = b / 8, j = b % 8;
-    const int64_t base = sb * int64_t(sizeof(BlockIQ4_XS));
+    const int64_t base = sb * interleave * int64_t(sizeof(BlockIQ4_XS));
     if (j == 0) {
       for (int i = 0; i < 4; ++i) {
         const auto& blk = *reinterpret_cast<const BlockIQ4_XS*>(rows[i] + base);
@@ -113,13 +109,12 @@ struct LoaderIQ4_XS {
   }
 };
 
-struct LoaderQ5_K {
+struct LoaderQ5_K : LoaderRows {
   static constexpr bool kSplit = false, kOffset = true, kHalfOffset = false;
-  const uint8_t* const* rows;
   alignas(64) float table[4][16];  // values 0..7: d * sc of block v; 8..15: -dmin * m
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
     const int64_t sb = b / 8, j = b % 8;
-    const int64_t base = sb * int64_t(sizeof(BlockQ5_K));
+    const int64_t base = sb * interleave * int64_t(sizeof(BlockQ5_K));
     if (j == 0) {
       for (int i = 0; i < 4; ++i) {
         const auto& blk = *reinterpret_cast<const BlockQ5_K*>(rows[i] + base);
@@ -157,13 +152,12 @@ BATON_AVX512_INLINE void k2_fields(const uint8_t* const rows[4], int64_t qs_offs
   hi = _mm512_and_si512(_mm512_srl_epi16(hi, shift), m2);
 }
 
-struct LoaderQ3_K {
+struct LoaderQ3_K : LoaderRows {
   static constexpr bool kSplit = true, kOffset = false, kHalfOffset = false;
-  const uint8_t* const* rows;
   alignas(64) float table[4][16];  // value v: d * (sc - 32) of 16-element sub-block v
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
     const int64_t sb = b / 8, j = b % 8;
-    const int64_t base = sb * int64_t(sizeof(BlockQ3_K));
+    const int64_t base = sb * interleave * int64_t(sizeof(BlockQ3_K));
     if (j == 0) {
       for (int i = 0; i < 4; ++i) {
         const auto& blk = *reinterpret_cast<const BlockQ3_K*>(rows[i] + base);
@@ -183,14 +177,13 @@ struct LoaderQ3_K {
   }
 };
 
-struct LoaderQ2_K {
+struct LoaderQ2_K : LoaderRows {
   static constexpr bool kSplit = true, kOffset = false, kHalfOffset = true;
-  const uint8_t* const* rows;
   alignas(64) float scale[4][16];  // value v: d * sc of 16-element sub-block v
   alignas(64) float off[4][16];    // value v: -dmin * m of sub-block v
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
     const int64_t sb = b / 8, j = b % 8;
-    const int64_t base = sb * int64_t(sizeof(BlockQ2_K));
+    const int64_t base = sb * interleave * int64_t(sizeof(BlockQ2_K));
     if (j == 0) {
       for (int i = 0; i < 4; ++i) {
         const auto& blk = *reinterpret_cast<const BlockQ2_K*>(rows[i] + base);

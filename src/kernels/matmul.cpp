@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "kernels/interleave.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/quantize.h"
 #include "kernels/simd.h"
@@ -69,6 +71,13 @@ void get_row(const MatrixView& w, int64_t row, float* out) {
     throw std::out_of_range("get_row: row " + std::to_string(row) + " is outside [0, " +
                             std::to_string(w.rows) + ")");
   }
+  if (w.interleave == 4) {
+    thread_local std::vector<uint8_t> plain;
+    plain.resize(w.row_stride);
+    copy_plain_row(w, row, plain.data());
+    dequantize_row(w.type, plain.data(), out, w.cols);
+    return;
+  }
   dequantize_row(w.type, static_cast<const uint8_t*>(w.data) + row * w.row_stride, out, w.cols);
 }
 
@@ -77,6 +86,11 @@ void matmul_at(SimdLevel level, const MatrixView& w, const float* x, int64_t n_x
   check_view(w, x, n_x, y);
   if (w.rows == 0 || n_x == 0) return;
   level = clamp_level(level);
+  if (w.interleave != 1 && (w.interleave != 4 || level != SimdLevel::Avx512)) {
+    throw std::invalid_argument(std::string("matmul: interleaved weights need the avx512-vnni "
+                                            "kernels, not ") +
+                                simd_level_label(level));
+  }
   // Below this many multiply-adds, waking the workers costs more than it saves (tiny models
   // run hundreds of such products per token). Threads never change a result, so this is free.
   constexpr int64_t kMinParallelMacs = int64_t(1) << 16;

@@ -16,12 +16,15 @@
 namespace baton::kernels {
 
 // rows × cols, row-major; GGUF dims[0] = cols, dims[1] = rows; row_stride in bytes.
+// interleave 4: the rows are stored in tiles of 4, block by block (kernels/interleave.h); only
+// the AVX-512 kernels read that layout.
 struct MatrixView {
   gguf::TensorType type;
   const void* data;
   int64_t rows;
   int64_t cols;
   size_t row_stride;
+  int32_t interleave = 1;
 };
 
 // View of a 2-D tensor (a 1-D one is a single row); throws std::invalid_argument for more

@@ -20,6 +20,7 @@
 #include "kernels/avx512_loaders_extra.h"
 #include "kernels/fp16.h"
 #include "kernels/matmul_impl.h"
+#include "kernels/quantize.h"
 
 namespace baton::kernels {
 namespace {
@@ -161,17 +162,25 @@ void quad_dispatch(int nr, const Source& src, const QuantizedX& x, int64_t r0, f
 
 // Row pointers of the tile at o0; missing rows of a last partial tile repeat a real row and
 // their sums are dropped.
+// In an interleaved matrix the tile is padded with copies of its last row instead.
 void tile_rows(const MatrixView& w, int64_t o0, const uint8_t* rows[4]) {
   const auto* base = static_cast<const uint8_t*>(w.data);
+  if (w.interleave == 4) {
+    const int64_t block = int64_t(block_shape(w.type).bytes);
+    for (int i = 0; i < 4; ++i) rows[i] = base + o0 * int64_t(w.row_stride) + i * block;
+    return;
+  }
   for (int i = 0; i < 4; ++i) {
     rows[i] = base + std::min<int64_t>(o0 + i, w.rows - 1) * int64_t(w.row_stride);
   }
 }
 
 template <class Loader>
-BATON_AVX512 void pack_tile(const uint8_t* const rows[4], int64_t nb, Packed* out) {
+BATON_AVX512 void pack_tile(const uint8_t* const rows[4], int64_t interleave, int64_t nb,
+                            Packed* out) {
   Loader loader;
   loader.rows = rows;
+  loader.interleave = interleave;
   for (int64_t b = 0; b < nb; ++b) make_packed(loader, b, out[b]);
 }
 
@@ -184,6 +193,7 @@ void quant_rows(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64
       tile_rows(w, o0, rows);
       DirectSource<Loader> src;
       src.loader.rows = rows;
+      src.loader.interleave = w.interleave;
       quad_dispatch(int(x.n_x), src, x, 0, y, w.rows, o0, std::min<int64_t>(4, o_end - o0));
     }
     return;
@@ -200,7 +210,7 @@ void quant_rows(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64
                                            ~uintptr_t(63));
     for (int64_t t = 0; t < n_tiles; ++t) {
       tile_rows(w, g0 + 4 * t, rows);
-      pack_tile<Loader>(rows, x.nb, &pack[size_t(t * x.nb)]);
+      pack_tile<Loader>(rows, w.interleave, x.nb, &pack[size_t(t * x.nb)]);
     }
     for (int64_t r0 = 0; r0 < x.n_x; r0 += kMaxXTile) {
       const int nr = int(std::min<int64_t>(kMaxXTile, x.n_x - r0));

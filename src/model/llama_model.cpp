@@ -49,7 +49,9 @@ LlamaModel::LlamaModel(std::unique_ptr<gguf::GgufFile> file, const ModelOptions&
       w_(load_weights(*file_, h_)),
       rope_(std::make_unique<Rope>(h_, w_.rope_freqs)),
       kv_(opts.kv_type, opts.block_size, h_.n_layer, h_.n_head_kv, h_.head_dim),
-      pool_(std::make_unique<kernels::ThreadPool>(default_threads(opts.threads))) {}
+      pool_(std::make_unique<kernels::ThreadPool>(default_threads(opts.threads))) {
+  if (opts.interleave_weights) arena_ = interleave_weights(w_, pool_.get());
+}
 
 LlamaModel::~LlamaModel() = default;
 

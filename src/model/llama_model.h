@@ -11,6 +11,7 @@
 #include "model/hparams.h"
 #include "model/kv_cache.h"
 #include "model/rope.h"
+#include "model/weight_arena.h"
 #include "model/weights.h"
 
 namespace baton::model {
@@ -19,6 +20,9 @@ struct ModelOptions {
   int threads = 0;  // 0 = hardware concurrency
   KvType kv_type = KvType::F16;
   int32_t block_size = 16;
+  // Rewrite quantized matrices into the layout the AVX-512 kernels stream fastest (see
+  // model/weight_arena.h); off keeps them in the file's mapping (for comparing).
+  bool interleave_weights = true;
 };
 
 // One sequence's slice of a batch (see engine::SeqChunk).
@@ -40,6 +44,8 @@ class LlamaModel {
   const HParams& hparams() const { return h_; }
   const ModelWeights& weights() const { return w_; }
   const gguf::GgufFile& file() const { return *file_; }
+  // Bytes of weights rewritten into the interleaved layout at load (0: the file's layout).
+  size_t interleaved_bytes() const { return arena_ ? arena_->size() : 0; }
   KvCache& kv() { return kv_; }
   const KvCache& kv() const { return kv_; }
   kernels::ThreadPool& pool() { return *pool_; }
@@ -63,6 +69,7 @@ class LlamaModel {
   std::unique_ptr<Rope> rope_;
   KvCache kv_;
   std::unique_ptr<kernels::ThreadPool> pool_;
+  std::unique_ptr<WeightArena> arena_;  // the interleaved matrices w_ points into, if any
 };
 
 }  // namespace baton::model

@@ -14,6 +14,7 @@
 #include "kernels/matmul.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/quantize.h"
+#include "kernels/raw_blocks.h"
 #include "kernels/simd.h"
 
 namespace baton::kernels {
@@ -21,6 +22,7 @@ namespace {
 
 using gguf::TensorType;
 using testing::available_levels;
+using testing::random_blocks;
 using testing::random_values;
 
 const TensorType kExtraTypes[] = {TensorType::Q4_1,  TensorType::Q5_0, TensorType::IQ4_NL,
@@ -29,52 +31,6 @@ const TensorType kExtraTypes[] = {TensorType::Q4_1,  TensorType::Q5_0, TensorTyp
 
 std::string label(TensorType t, SimdLevel l) {
   return std::string(gguf::type_name(t)) + " at " + simd_level_label(l);
-}
-
-// Offsets of the f16 fields (scales and mins) inside one block of each type.
-std::vector<int> f16_fields(TensorType t) {
-  switch (t) {
-    case TensorType::Q4_1:
-    case TensorType::Q5_K:
-      return {0, 2};
-    case TensorType::Q2_K:
-      return {80, 82};
-    case TensorType::Q3_K:
-      return {108};
-    default:  // Q5_0 IQ4_NL IQ4_XS
-      return {0};
-  }
-}
-
-void put_f16(uint8_t* p, uint16_t h) {
-  std::memcpy(p, &h, 2);
-}
-
-// Random raw blocks. extreme = false: random bytes with f16 scales of moderate size and either
-// sign. extreme = true: each block's scales drawn from f16 max, min normal, subnormals, zero
-// and negatives, its other bytes all 0x00, all 0xFF or random.
-std::vector<uint8_t> random_blocks(TensorType t, int64_t n_blocks, uint32_t seed, bool extreme) {
-  const BlockShape shape = block_shape(t);
-  std::vector<uint8_t> out(size_t(n_blocks * shape.bytes));
-  std::mt19937 rng(seed);
-  const uint16_t kExtremes[] = {0x7BFF, 0x0400, 0x0001, 0x03FF, 0x0000, 0xFBFF, 0x8001, 0x3C00};
-  for (int64_t b = 0; b < n_blocks; ++b) {
-    uint8_t* blk = out.data() + b * shape.bytes;
-    const int fill = extreme ? int(rng() % 3) : 2;
-    for (int64_t i = 0; i < shape.bytes; ++i) {
-      blk[i] = fill == 0 ? 0x00 : fill == 1 ? 0xFF : uint8_t(rng());
-    }
-    for (int off : f16_fields(t)) {
-      uint16_t h;
-      if (extreme) {
-        h = kExtremes[rng() % 8];
-      } else {  // sign, exponent 2^-12 .. 2^-3, random mantissa
-        h = uint16_t((rng() % 2) << 15 | (3 + rng() % 10) << 10 | (rng() & 0x3FF));
-      }
-      put_f16(blk + off, h);
-    }
-  }
-  return out;
 }
 
 struct Weights {

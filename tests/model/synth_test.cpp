@@ -9,6 +9,7 @@
 #include "engine/generate.h"
 #include "engine/llama_engine.h"
 #include "invariance.h"
+#include "kernels/simd.h"
 #include "support/shared_files.h"
 #include "synth/synth_model.h"
 
@@ -98,6 +99,28 @@ TEST(SynthModel, ThreadCountDoesNotChangeLogits) {
   }
   EXPECT_TRUE(testing::bit_identical(logits[0], logits[1]));
   EXPECT_TRUE(testing::bit_identical(logits[0], logits[2]));
+}
+
+// Weights interleaved at load (the AVX-512 default) give the file layout's logits bit for bit,
+// for a prefill and the decode steps after it.
+TEST(SynthModel, InterleavedWeightsKeepTheLogits) {
+  for (auto type : {gguf::TensorType::Q8_0, gguf::TensorType::Q4_K}) {
+    const auto path = synth_model("llama", type);
+    std::vector<std::vector<float>> logits;
+    for (bool interleave : {false, true}) {
+      engine::EngineOptions opts;
+      opts.threads = 2;
+      opts.interleave_weights = interleave;
+      auto eng = engine::load_llama_engine(path, opts);
+      EXPECT_EQ(eng->model().interleaved_bytes() > 0,
+                interleave && kernels::active_simd_level() == kernels::SimdLevel::Avx512);
+      eng->allocate_kv(64);
+      testing::BlockAllocator alloc;
+      logits.push_back(
+          testing::run_target(*eng, some_prompt(40, eng->info().n_vocab), 8, 2, alloc, 5));
+    }
+    EXPECT_TRUE(testing::bit_identical(logits[0], logits[1])) << gguf::type_name(type);
+  }
 }
 
 // Attention's online softmax walks hundreds of blocks here: a 700-token prompt must give the same

@@ -1,0 +1,31 @@
+#pragma once
+// Tile-interleaved copies of quantized weight matrices, for the AVX-512 kernels.
+//
+// Those kernels compute 4 weight rows at a time, reading block b of each. In the file's layout
+// the 4 rows are 4 streams a row apart, and a decode step (one x row) is bound by how many
+// cache misses a core keeps in flight, not by bandwidth. Interleaved, block b of the 4 rows
+// sits side by side (tile t = rows 4t..4t+3, in block order), so a tile is one sequential stream
+// the prefetchers follow. The block bytes themselves are unchanged, so every product is
+// bit-identical to the plain layout's. A last partial tile repeats its last row.
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/matmul.h"
+#include "kernels/thread_pool.h"
+
+namespace baton::kernels {
+
+// Whether w can be interleaved (a quantized type, plain layout).
+bool interleavable(const MatrixView& w);
+
+// Bytes interleave_rows4 writes for w.
+size_t interleaved_bytes(const MatrixView& w);
+
+// Writes w's rows in tiles of 4 to dst (interleaved_bytes(w) bytes) and returns the view of
+// that copy. pool may be null.
+MatrixView interleave_rows4(const MatrixView& w, uint8_t* dst, ThreadPool* pool);
+
+// Row `row` of an interleaved matrix, in the plain layout (row_stride bytes).
+void copy_plain_row(const MatrixView& w, int64_t row, uint8_t* out);
+
+}  // namespace baton::kernels

@@ -1,0 +1,86 @@
+#include "model/weight_arena.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/interleave.h"
+#include "kernels/simd.h"
+
+namespace baton::model {
+namespace {
+
+constexpr size_t kHugePage = size_t(2) << 20;
+constexpr size_t kAlign = 64;
+
+size_t round_up(size_t n, size_t a) {
+  return (n + a - 1) / a * a;
+}
+
+// Drops this process's pages of a file-mapped range (the page cache keeps them; a later read
+// faults them back in).
+void release_pages(const void* data, size_t bytes) {
+  const auto page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const auto begin = (uintptr_t(data) + page - 1) & ~(page - 1);
+  const auto end = (uintptr_t(data) + bytes) & ~(page - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+std::vector<kernels::MatrixView*> matrices_of(ModelWeights& w) {
+  std::vector<kernels::MatrixView*> out;
+  for (auto& l : w.layers) {
+    for (auto* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) out.push_back(m);
+  }
+  out.push_back(&w.output);
+  return out;
+}
+
+}  // namespace
+
+WeightArena::WeightArena(size_t bytes) : bytes_(bytes) {
+  map_bytes_ = round_up(bytes, kHugePage) + kHugePage;
+  map_ = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map_ == MAP_FAILED) {
+    map_ = nullptr;
+    throw std::runtime_error("cannot map " + std::to_string(bytes >> 20) +
+                             " MB for the interleaved weights: " + std::strerror(errno) +
+                             " (free memory, or run with BATON_SIMD=avx2 to use the file's "
+                             "layout)");
+  }
+  base_ = reinterpret_cast<uint8_t*>(round_up(uintptr_t(map_), kHugePage));
+#ifdef MADV_HUGEPAGE
+  madvise(base_, round_up(bytes, kHugePage), MADV_HUGEPAGE);  // advice only; fine if refused
+#endif
+}
+
+WeightArena::~WeightArena() {
+  if (map_ != nullptr) munmap(map_, map_bytes_);
+}
+
+std::unique_ptr<WeightArena> interleave_weights(ModelWeights& w, kernels::ThreadPool* pool) {
+  if (kernels::active_simd_level() != kernels::SimdLevel::Avx512) return nullptr;
+  const auto mats = matrices_of(w);
+  size_t total = 0;
+  for (const auto* m : mats) {
+    if (kernels::interleavable(*m)) total += round_up(kernels::interleaved_bytes(*m), kAlign);
+  }
+  if (total == 0) return nullptr;
+  auto arena = std::make_unique<WeightArena>(total);
+  size_t at = 0;
+  for (auto* m : mats) {
+    if (!kernels::interleavable(*m)) continue;
+    const kernels::MatrixView plain = *m;
+    *m = kernels::interleave_rows4(plain, arena->data() + at, pool);
+    at += round_up(kernels::interleaved_bytes(plain), kAlign);
+    // The embedding table stays in use (get_row) when the output projection is tied to it.
+    if (plain.data != w.token_embd.data) release_pages(plain.data, plain.row_stride * plain.rows);
+  }
+  return arena;
+}
+
+}  // namespace baton::model
