@@ -22,7 +22,7 @@ namespace baton::kernels::avx512 {
 
 // One block of a 4-row tile in lane form.
 struct Quad {
-  __m512i lo, hi;   // int8 weights
+  __m512i lo, hi;   // weights as unsigned bytes: level + the loader's kBias
   __m512 slo, shi;  // scale of row i in lanes 4i..4i+3
   __m512 off;       // offset of row i in lane 4i, zero elsewhere; with per-half offsets
                     // (kHalfOffset), the high half's in lane 4i + 1
@@ -96,27 +96,33 @@ struct LoaderRows {
 
 struct LoaderQ8_0 : LoaderRows {
   static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
+  static constexpr int kBias = 128;
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
     const int64_t o = b * interleave * int64_t(sizeof(BlockQ8_0));
     split_rows(rows, o + 2, q.lo, q.hi);
+    const __m512i flip = _mm512_set1_epi8(char(0x80));  // int8 + 128 as uint8
+    q.lo = _mm512_xor_si512(q.lo, flip);
+    q.hi = _mm512_xor_si512(q.hi, flip);
     q.slo = spread4(f16x4(rows, o));
   }
 };
 
 struct LoaderQ4_0 : LoaderRows {
   static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
+  static constexpr int kBias = 8;  // the level is q + 8
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
     const int64_t o = b * interleave * int64_t(sizeof(BlockQ4_0));
     const __m512i n = gather16(rows, o + 2);
-    const __m512i m4 = _mm512_set1_epi8(0x0F), eight = _mm512_set1_epi8(8);
-    q.lo = _mm512_sub_epi8(_mm512_and_si512(n, m4), eight);
-    q.hi = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(n, 4), m4), eight);
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    q.lo = _mm512_and_si512(n, m4);
+    q.hi = _mm512_and_si512(_mm512_srli_epi16(n, 4), m4);
     q.slo = spread4(f16x4(rows, o));
   }
 };
 
 struct LoaderQ4_K : LoaderRows {
   static constexpr bool kSplit = false, kOffset = true, kHalfOffset = false;
+  static constexpr int kBias = 8;  // the level is q + 8
   // Values 0..7: d * sc of sub-block v; 8..15: 8 * (d * sc) - dmin * m of sub-block v - 8.
   alignas(64) float table[4][16];
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
@@ -129,9 +135,9 @@ struct LoaderQ4_K : LoaderRows {
       nlo = _mm512_srli_epi16(nlo, 4);
       nhi = _mm512_srli_epi16(nhi, 4);
     }
-    const __m512i m4 = _mm512_set1_epi8(0x0F), eight = _mm512_set1_epi8(8);
-    q.lo = _mm512_sub_epi8(_mm512_and_si512(nlo, m4), eight);
-    q.hi = _mm512_sub_epi8(_mm512_and_si512(nhi, m4), eight);
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    q.lo = _mm512_and_si512(nlo, m4);
+    q.hi = _mm512_and_si512(nhi, m4);
     q.slo = spread4(column(table, int(j)));
     q.off = spread4_first(column(table, int(j) + 8));
   }
@@ -159,16 +165,17 @@ struct LoaderQ4_K : LoaderRows {
   }
 };
 
-// 6-bit level from its low nibble (in l) and its 2 high bits (at bit hs of h), minus 32.
+// 6-bit level (0..63) from its low nibble (in l) and its 2 high bits (at bit hs of h).
 BATON_AVX512_INLINE __m512i q6_combine(__m512i l, __m512i h, __m128i hs) {
   const __m512i m4 = _mm512_set1_epi8(0x0F), m2 = _mm512_set1_epi8(3);
   const __m512i hb = _mm512_slli_epi16(_mm512_and_si512(_mm512_srl_epi16(h, hs), m2), 4);
-  return _mm512_sub_epi8(_mm512_or_si512(_mm512_and_si512(l, m4), hb), _mm512_set1_epi8(32));
+  return _mm512_or_si512(_mm512_and_si512(l, m4), hb);
 }
 
 struct LoaderQ6_K : LoaderRows {
   static constexpr bool kSplit = true, kOffset = false, kHalfOffset = false;
-  alignas(64) float table[4][16];  // value v: d * sc of 16-element sub-block v
+  static constexpr int kBias = 32;  // the level is q + 32
+  alignas(64) float table[4][16];   // value v: d * sc of 16-element sub-block v
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
     const int64_t sb = b / 8, j = b % 8, n = j / 4, k = j % 4;
     const int64_t base = sb * interleave * int64_t(sizeof(BlockQ6_K));

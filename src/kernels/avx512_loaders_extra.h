@@ -26,8 +26,10 @@ BATON_AVX512_INLINE void nibbles(__m512i n, __m512i& lo, __m512i& hi) {
   hi = _mm512_and_si512(_mm512_srli_epi16(n, 4), m4);
 }
 
+// The IQ4 values + 128, as unsigned bytes.
 BATON_AVX512_INLINE __m512i iq4_table() {
-  return _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues)));
+  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues));
+  return _mm512_broadcast_i32x4(_mm_xor_si128(t, _mm_set1_epi8(char(0x80))));
 }
 
 // 16 where bit `bit` of byte l of h is set, else 0.
@@ -38,6 +40,7 @@ BATON_AVX512_INLINE __m512i bit_to_16(__m512i h, int bit) {
 
 struct LoaderQ4_1 : LoaderRows {
   static constexpr bool kSplit = false, kOffset = true, kHalfOffset = false;
+  static constexpr int kBias = 0;  // levels are unsigned already
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
     const int64_t o = b * interleave * int64_t(sizeof(BlockQ4_1));
     nibbles(gather16(rows, o + offsetof(BlockQ4_1, qs)), q.lo, q.hi);
@@ -48,6 +51,7 @@ struct LoaderQ4_1 : LoaderRows {
 
 struct LoaderQ5_0 : LoaderRows {
   static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
+  static constexpr int kBias = 16;  // the level is q + 16
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
     const int64_t o = b * interleave * int64_t(sizeof(BlockQ5_0));
     __m512i lo, hi;
@@ -68,14 +72,15 @@ struct LoaderQ5_0 : LoaderRows {
     const __m512i sixteen = _mm512_set1_epi8(16);
     const __mmask64 klo = _mm512_test_epi8_mask(_mm512_shuffle_epi8(hv, sel_lo), bits);
     const __mmask64 khi = _mm512_test_epi8_mask(_mm512_shuffle_epi8(hv, sel_hi), bits);
-    q.lo = _mm512_sub_epi8(_mm512_or_si512(lo, _mm512_maskz_mov_epi8(klo, sixteen)), sixteen);
-    q.hi = _mm512_sub_epi8(_mm512_or_si512(hi, _mm512_maskz_mov_epi8(khi, sixteen)), sixteen);
+    q.lo = _mm512_or_si512(lo, _mm512_maskz_mov_epi8(klo, sixteen));
+    q.hi = _mm512_or_si512(hi, _mm512_maskz_mov_epi8(khi, sixteen));
     q.slo = spread4(f16x4(rows, o));
   }
 };
 
 struct LoaderIQ4_NL : LoaderRows {
   static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
+  static constexpr int kBias = 128;  // table value + 128
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
     const int64_t o = b * interleave * int64_t(sizeof(BlockIQ4_NL));
     __m512i lo, hi;
@@ -89,7 +94,8 @@ struct LoaderIQ4_NL : LoaderRows {
 
 struct LoaderIQ4_XS : LoaderRows {
   static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
-  alignas(64) float table[4][16];  // value j (0..7): d * (ls - 32) of block j
+  static constexpr int kBias = 128;  // table value + 128
+  alignas(64) float table[4][16];    // value j (0..7): d * (ls - 32) of block j
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
     const int64_t sb = b / 8, j = b % 8;
     const int64_t base = sb * interleave * int64_t(sizeof(BlockIQ4_XS));
@@ -111,6 +117,7 @@ struct LoaderIQ4_XS : LoaderRows {
 
 struct LoaderQ5_K : LoaderRows {
   static constexpr bool kSplit = false, kOffset = true, kHalfOffset = false;
+  static constexpr int kBias = 0;  // levels are unsigned already
   alignas(64) float table[4][16];  // values 0..7: d * sc of block v; 8..15: -dmin * m
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
     const int64_t sb = b / 8, j = b % 8;
@@ -154,6 +161,7 @@ BATON_AVX512_INLINE void k2_fields(const uint8_t* const rows[4], int64_t qs_offs
 
 struct LoaderQ3_K : LoaderRows {
   static constexpr bool kSplit = true, kOffset = false, kHalfOffset = false;
+  static constexpr int kBias = 4;  // the level is q + 4
   alignas(64) float table[4][16];  // value v: d * (sc - 32) of 16-element sub-block v
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
     const int64_t sb = b / 8, j = b % 8;
@@ -168,10 +176,10 @@ struct LoaderQ3_K : LoaderRows {
     __m512i lo, hi, hlo, hhi;
     k2_fields(rows, base + offsetof(BlockQ3_K, qs), j, lo, hi);
     split_rows(rows, base + offsetof(BlockQ3_K, hmask), hlo, hhi);
-    // Level - 4 where the high bit is clear.
+    // Level + 4 where the high bit is set (q = level - 4 where it is clear).
     const __m512i four = _mm512_set1_epi8(4), bit = _mm512_set1_epi8(char(1 << j));
-    q.lo = _mm512_sub_epi8(lo, _mm512_maskz_mov_epi8(_mm512_testn_epi8_mask(hlo, bit), four));
-    q.hi = _mm512_sub_epi8(hi, _mm512_maskz_mov_epi8(_mm512_testn_epi8_mask(hhi, bit), four));
+    q.lo = _mm512_or_si512(lo, _mm512_maskz_mov_epi8(_mm512_test_epi8_mask(hlo, bit), four));
+    q.hi = _mm512_or_si512(hi, _mm512_maskz_mov_epi8(_mm512_test_epi8_mask(hhi, bit), four));
     q.slo = spread4(column(table, int(2 * j)));
     q.shi = spread4(column(table, int(2 * j + 1)));
   }
@@ -179,6 +187,7 @@ struct LoaderQ3_K : LoaderRows {
 
 struct LoaderQ2_K : LoaderRows {
   static constexpr bool kSplit = true, kOffset = false, kHalfOffset = true;
+  static constexpr int kBias = 0;  // levels are unsigned already
   alignas(64) float scale[4][16];  // value v: d * sc of 16-element sub-block v
   alignas(64) float off[4][16];    // value v: -dmin * m of sub-block v
   BATON_AVX512_INLINE void load(int64_t b, Quad& q) {

@@ -109,7 +109,8 @@ void matmul_at(SimdLevel level, const MatrixView& w, const float* x, int64_t n_x
   thread_local QuantizedX qx_storage;
   QuantizedX& qx = qx_storage;
   const int64_t nb = w.cols / kQK;
-  resize_quantized_x(qx, n_x, nb, level == SimdLevel::Avx512, has_half_offsets(w.type));
+  const LaneForm lanes = level == SimdLevel::Avx512 ? avx512_lane_form(w.type) : LaneForm{};
+  resize_quantized_x(qx, n_x, nb, has_half_offsets(w.type), lanes);
   auto quantize = [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       if (level == SimdLevel::Avx512) {
@@ -118,6 +119,7 @@ void matmul_at(SimdLevel level, const MatrixView& w, const float* x, int64_t n_x
         quantize_x_row(x + r * w.cols, qx, r);
       }
       if (qx.half_sums) half_sums_row(qx, r);
+      if (lanes.bias != 0) lane_corrections_row(qx, r);
     }
   };
   if (pool != nullptr && n_x > 1) {

@@ -1,8 +1,9 @@
 // AVX-512 VNNI kernels. Quantized weights: tiles of 4 weight rows × up to 8 x rows. One
 // 32-element block of the 4 rows sits in two registers (128-bit lane i = row i, elements 0..15
 // in `lo`, 16..31 in `hi`); each x half-block is broadcast to all lanes, so one dpbusd makes
-// 4 partial sums for each of the 4 rows. x is the unsigned operand (xq + 128); the bias is
-// removed by starting the accumulator at -128 * sum(w), computed once per weight block.
+// 4 partial sums for each of the 4 rows. The weights are the unsigned operand (level + B, see
+// LaneForm in matmul_impl.h) and x the signed one; each lane's sum starts at the -B * sum(xq)
+// that quantize computed once per x block, so no per-weight-block correction is needed.
 // Batches of up to 8 rows read weight blocks straight from the tensor; larger ones first pack
 // a group of tiles (the same values, bit for bit) so every x tile reuses the decoded blocks.
 // GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the uninitialized
@@ -36,30 +37,12 @@ constexpr int kMaxXTile = 8;
 // Packed weights of one group stay in L2 while every x tile passes over them.
 constexpr size_t kPackBytes = 1u << 20;
 
-// Block b of a 4-row tile with everything the pair loop needs, in lane form.
-struct alignas(64) Packed {
-  __m512i lo, hi;
-  __m512i nlo, nhi;  // -128 * sum(w) per lane of lo / hi (one-scale types: nlo covers both)
-  __m512 slo, shi, off;
-};
+// Block b of a 4-row tile in lane form: what the loaders produce.
+using Packed = Quad;
 
 template <class Loader>
 BATON_AVX512_INLINE void make_packed(Loader& loader, int64_t b, Packed& p) {
-  Quad q;
-  loader.load(b, q);
-  const __m512i ones = _mm512_set1_epi8(1), zero = _mm512_setzero_si512();
-  p.lo = q.lo;
-  p.hi = q.hi;
-  p.slo = q.slo;
-  if constexpr (Loader::kSplit) {
-    p.nlo = _mm512_sub_epi32(zero, _mm512_slli_epi32(_mm512_dpbusd_epi32(zero, ones, q.lo), 7));
-    p.nhi = _mm512_sub_epi32(zero, _mm512_slli_epi32(_mm512_dpbusd_epi32(zero, ones, q.hi), 7));
-    p.shi = q.shi;
-  } else {
-    const __m512i sum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, ones, q.lo), ones, q.hi);
-    p.nlo = _mm512_sub_epi32(zero, _mm512_slli_epi32(sum, 7));
-  }
-  if constexpr (Loader::kOffset || Loader::kHalfOffset) p.off = q.off;
+  loader.load(b, p);
 }
 
 // Blocks straight from the weights (small batches).
@@ -94,8 +77,10 @@ BATON_AVX512 void quad_tile(Source src, const QuantizedX& x, int64_t r0, float* 
   const float* xd[NR];
   const float* xs[NR];
   const float* xs2[NR];
+  const int32_t* xc[NR];
   for (int j = 0; j < NR; ++j) {
     acc[j] = _mm512_setzero_ps();
+    xc[j] = Loader::kBias != 0 ? x.row_corr(r0 + j) : nullptr;
     xq[j] = x.row_qs(r0 + j);
     xd[j] = x.row_d(r0 + j);
     xs[j] = x.row_s(r0 + j);
@@ -109,13 +94,19 @@ BATON_AVX512 void quad_tile(Source src, const QuantizedX& x, int64_t r0, float* 
       const __m512i xl = _mm512_broadcast_i32x4(_mm_loadu_si128(xp));
       const __m512i xh = _mm512_broadcast_i32x4(_mm_loadu_si128(xp + 1));
       const __m512 dx = _mm512_set1_ps(xd[j][b]);
+      constexpr bool kCorr = Loader::kBias != 0;  // corr is only filled then
+      const auto* cp = kCorr ? reinterpret_cast<const __m128i*>(xc[j] + 8 * b) : nullptr;
+      const __m512i c_lo =
+          kCorr ? _mm512_broadcast_i32x4(_mm_loadu_si128(cp)) : _mm512_setzero_si512();
       if constexpr (Loader::kSplit) {
-        const __m512i il = _mm512_dpbusd_epi32(p.nlo, xl, p.lo);
-        const __m512i ih = _mm512_dpbusd_epi32(p.nhi, xh, p.hi);
+        const __m512i c_hi =
+            kCorr ? _mm512_broadcast_i32x4(_mm_loadu_si128(cp + 1)) : _mm512_setzero_si512();
+        const __m512i il = _mm512_dpbusd_epi32(c_lo, p.lo, xl);
+        const __m512i ih = _mm512_dpbusd_epi32(c_hi, p.hi, xh);
         acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(il), _mm512_mul_ps(p.slo, dx), acc[j]);
         acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ih), _mm512_mul_ps(p.shi, dx), acc[j]);
       } else {
-        const __m512i i = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(p.nlo, xl, p.lo), xh, p.hi);
+        const __m512i i = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(c_lo, p.lo, xl), p.hi, xh);
         acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i), _mm512_mul_ps(p.slo, dx), acc[j]);
       }
       if constexpr (Loader::kOffset) {
@@ -244,13 +235,39 @@ BATON_AVX512 void quantize_x_row_avx512(const float* x, QuantizedX& q, int64_t r
     _mm512_store_si512(ilanes, _mm512_add_epi32(qa, qc));
     int sum = 0;
     for (int32_t v : ilanes) sum += v;
-    const __m512i bias = _mm512_set1_epi32(128);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs),
-                     _mm512_cvtepi32_epi8(_mm512_add_epi32(qa, bias)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + 16),
-                     _mm512_cvtepi32_epi8(_mm512_add_epi32(qc, bias)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs), _mm512_cvtepi32_epi8(qa));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + 16), _mm512_cvtepi32_epi8(qc));
     q.d[size_t(r * q.nb + b)] = d;
     q.s[size_t(r * q.nb + b)] = d * float(sum);
+  }
+}
+
+LaneForm avx512_lane_form(TensorType t) {
+  switch (t) {
+    case TensorType::Q8_0:
+      return {LoaderQ8_0::kBias, LoaderQ8_0::kSplit};
+    case TensorType::Q4_0:
+      return {LoaderQ4_0::kBias, LoaderQ4_0::kSplit};
+    case TensorType::Q4_K:
+      return {LoaderQ4_K::kBias, LoaderQ4_K::kSplit};
+    case TensorType::Q6_K:
+      return {LoaderQ6_K::kBias, LoaderQ6_K::kSplit};
+    case TensorType::Q4_1:
+      return {avx512::LoaderQ4_1::kBias, avx512::LoaderQ4_1::kSplit};
+    case TensorType::Q5_0:
+      return {avx512::LoaderQ5_0::kBias, avx512::LoaderQ5_0::kSplit};
+    case TensorType::IQ4_NL:
+      return {avx512::LoaderIQ4_NL::kBias, avx512::LoaderIQ4_NL::kSplit};
+    case TensorType::Q2_K:
+      return {avx512::LoaderQ2_K::kBias, avx512::LoaderQ2_K::kSplit};
+    case TensorType::Q3_K:
+      return {avx512::LoaderQ3_K::kBias, avx512::LoaderQ3_K::kSplit};
+    case TensorType::Q5_K:
+      return {avx512::LoaderQ5_K::kBias, avx512::LoaderQ5_K::kSplit};
+    case TensorType::IQ4_XS:
+      return {avx512::LoaderIQ4_XS::kBias, avx512::LoaderIQ4_XS::kSplit};
+    default:
+      return {};
   }
 }
 

@@ -20,28 +20,44 @@
 
 namespace baton::kernels {
 
+// The AVX-512 kernels multiply unsigned weight bytes u = q + B (B a per-type constant, see
+// avx512_lane_form) with the signed xq, and start each 4-byte lane's sum at -B times the sum of
+// the xq that lane multiplies: the integer sums are exactly those of q * xq.
+struct LaneForm {
+  int32_t bias = 0;    // B; 0 = no corrections needed (or a level that does not use them)
+  bool split = false;  // the two 16-element halves are summed apart (one scale each)
+};
+
 struct QuantizedX {
   int64_t n_x = 0;
   int64_t nb = 0;           // blocks per row
-  bool biased = false;      // qs hold xq + 128 (unsigned operand of VNNI) instead of xq
   bool half_sums = false;   // s2 is filled (weights with per-half offsets)
-  std::vector<uint8_t> qs;  // n_x * nb * 32
+  LaneForm lanes;           // corr is filled when lanes.bias != 0
+  std::vector<uint8_t> qs;  // n_x * nb * 32: xq as int8
   std::vector<float> d;     // n_x * nb
   std::vector<float> s;     // n_x * nb: d * sum(xq)
   std::vector<float> s2;    // n_x * nb * 2 when half_sums: d * sum(xq) of each 16-element half
+  // n_x * nb * 8: per block, -B * (xq[4j..4j+3] + xq[16+4j..16+4j+3]) for lanes j = 0..3, or
+  // with lanes.split the low half's 4 lanes then the high half's.
+  std::vector<int32_t> corr;
   const uint8_t* row_qs(int64_t r) const { return qs.data() + r * nb * kQK; }
   const float* row_d(int64_t r) const { return d.data() + r * nb; }
   const float* row_s(int64_t r) const { return s.data() + r * nb; }
   const float* row_s2(int64_t r) const { return s2.data() + r * nb * 2; }
+  const int32_t* row_corr(int64_t r) const { return corr.data() + r * nb * 8; }
 };
 
-void resize_quantized_x(QuantizedX& q, int64_t n_x, int64_t nb, bool biased,
-                        bool half_sums = false);
+void resize_quantized_x(QuantizedX& q, int64_t n_x, int64_t nb, bool half_sums = false,
+                        LaneForm lanes = {});
 // Quantizes row r of x into q (identical results at every level).
 void quantize_x_row(const float* x, QuantizedX& q, int64_t r);
 void quantize_x_row_avx512(const float* x, QuantizedX& q, int64_t r);
 // Fills s2 of row r from its quantized values (integer sums: the same at every level).
 void half_sums_row(QuantizedX& q, int64_t r);
+// Fills corr of row r (when q.lanes.bias != 0).
+void lane_corrections_row(QuantizedX& q, int64_t r);
+// The lane form of the AVX-512 kernel for weights of type t.
+LaneForm avx512_lane_form(gguf::TensorType t);
 
 // One weight row in the form above, for the scalar and AVX2 kernels.
 struct UnpackedRow {

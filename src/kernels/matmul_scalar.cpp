@@ -11,12 +11,13 @@ namespace baton::kernels {
 
 using gguf::TensorType;
 
-void resize_quantized_x(QuantizedX& q, int64_t n_x, int64_t nb, bool biased, bool half_sums) {
+void resize_quantized_x(QuantizedX& q, int64_t n_x, int64_t nb, bool half_sums, LaneForm lanes) {
   q.n_x = n_x;
   q.nb = nb;
-  q.biased = biased;
   q.half_sums = half_sums;
+  q.lanes = lanes;
   if (half_sums) q.s2.resize(size_t(n_x * nb * 2));
+  if (lanes.bias != 0) q.corr.resize(size_t(n_x * nb * 8));
   q.qs.resize(size_t(n_x * nb * kQK));
   q.d.resize(size_t(n_x * nb));
   q.s.resize(size_t(n_x * nb));
@@ -33,7 +34,7 @@ void quantize_x_row(const float* x, QuantizedX& q, int64_t r) {
     for (int i = 0; i < kQK; ++i) {
       const int v = int(std::nearbyint(x[i] * id));
       sum += v;
-      qs[i] = uint8_t(q.biased ? v + 128 : v);
+      qs[i] = uint8_t(v);
     }
     q.d[size_t(r * q.nb + b)] = d;
     q.s[size_t(r * q.nb + b)] = d * float(sum);
@@ -42,15 +43,33 @@ void quantize_x_row(const float* x, QuantizedX& q, int64_t r) {
 
 void half_sums_row(QuantizedX& q, int64_t r) {
   const uint8_t* qs = q.row_qs(r);
-  const int bias = q.biased ? 128 : 0;
   for (int64_t b = 0; b < q.nb; ++b, qs += kQK) {
     int sum[2] = {0, 0};
-    for (int i = 0; i < kQK; ++i) {
-      sum[i / 16] += q.biased ? int(qs[i]) - bias : int(int8_t(qs[i]));
-    }
+    for (int i = 0; i < kQK; ++i) sum[i / 16] += int(int8_t(qs[i]));
     const float d = q.d[size_t(r * q.nb + b)];
     q.s2[size_t((r * q.nb + b) * 2)] = d * float(sum[0]);
     q.s2[size_t((r * q.nb + b) * 2 + 1)] = d * float(sum[1]);
+  }
+}
+
+void lane_corrections_row(QuantizedX& q, int64_t r) {
+  const uint8_t* qs = q.row_qs(r);
+  int32_t* out = q.corr.data() + r * q.nb * 8;
+  for (int64_t b = 0; b < q.nb; ++b, qs += kQK, out += 8) {
+    for (int j = 0; j < 4; ++j) {
+      int32_t lo = 0, hi = 0;
+      for (int k = 0; k < 4; ++k) {
+        lo += int8_t(qs[4 * j + k]);
+        hi += int8_t(qs[16 + 4 * j + k]);
+      }
+      if (q.lanes.split) {
+        out[j] = -q.lanes.bias * lo;
+        out[4 + j] = -q.lanes.bias * hi;
+      } else {
+        out[j] = -q.lanes.bias * (lo + hi);
+        out[4 + j] = 0;
+      }
+    }
   }
 }
 
