@@ -97,7 +97,8 @@ struct LoaderRows {
 struct LoaderQ8_0 : LoaderRows {
   static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
   static constexpr int kBias = 128;
-  BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
+  static constexpr int kGroup = 1;  // blocks per load() group (j = 0..kGroup-1)
+  BATON_AVX512_INLINE void load(int64_t b, int, Quad& q) {
     const int64_t o = b * interleave * int64_t(sizeof(BlockQ8_0));
     split_rows(rows, o + 2, q.lo, q.hi);
     const __m512i flip = _mm512_set1_epi8(char(0x80));  // int8 + 128 as uint8
@@ -109,8 +110,9 @@ struct LoaderQ8_0 : LoaderRows {
 
 struct LoaderQ4_0 : LoaderRows {
   static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
-  static constexpr int kBias = 8;  // the level is q + 8
-  BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
+  static constexpr int kBias = 8;   // the level is q + 8
+  static constexpr int kGroup = 1;  // blocks per load() group (j = 0..kGroup-1)
+  BATON_AVX512_INLINE void load(int64_t b, int, Quad& q) {
     const int64_t o = b * interleave * int64_t(sizeof(BlockQ4_0));
     const __m512i n = gather16(rows, o + 2);
     const __m512i m4 = _mm512_set1_epi8(0x0F);
@@ -122,18 +124,23 @@ struct LoaderQ4_0 : LoaderRows {
 
 struct LoaderQ4_K : LoaderRows {
   static constexpr bool kSplit = false, kOffset = true, kHalfOffset = false;
-  static constexpr int kBias = 8;  // the level is q + 8
+  static constexpr int kBias = 8;   // the level is q + 8
+  static constexpr int kGroup = 8;  // blocks per load() group (j = 0..kGroup-1)
   // Values 0..7: d * sc of sub-block v; 8..15: 8 * (d * sc) - dmin * m of sub-block v - 8.
   alignas(64) float table[4][16];
-  BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
-    const int64_t sb = b / 8, j = b % 8;
+  __m512i pair_lo, pair_hi;
+  BATON_AVX512_INLINE void load(int64_t sb, int j, Quad& q) {
     const int64_t base = sb * interleave * int64_t(sizeof(BlockQ4_K));
     if (j == 0) prepare(base);
+    // Sub-blocks 2m and 2m + 1 share 32 bytes (low and high nibbles): loaded once.
     __m512i nlo, nhi;
-    split_rows(rows, base + offsetof(BlockQ4_K, qs) + 32 * (j / 2), nlo, nhi);
-    if (j & 1) {
-      nlo = _mm512_srli_epi16(nlo, 4);
-      nhi = _mm512_srli_epi16(nhi, 4);
+    if ((j & 1) == 0) {
+      split_rows(rows, base + offsetof(BlockQ4_K, qs) + 32 * (j / 2), pair_lo, pair_hi);
+      nlo = pair_lo;
+      nhi = pair_hi;
+    } else {
+      nlo = _mm512_srli_epi16(pair_lo, 4);
+      nhi = _mm512_srli_epi16(pair_hi, 4);
     }
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     q.lo = _mm512_and_si512(nlo, m4);
@@ -175,14 +182,20 @@ BATON_AVX512_INLINE __m512i q6_combine(__m512i l, __m512i h, __m128i hs) {
 struct LoaderQ6_K : LoaderRows {
   static constexpr bool kSplit = true, kOffset = false, kHalfOffset = false;
   static constexpr int kBias = 32;  // the level is q + 32
+  static constexpr int kGroup = 8;  // blocks per load() group (j = 0..kGroup-1)
   alignas(64) float table[4][16];   // value v: d * sc of 16-element sub-block v
-  BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
-    const int64_t sb = b / 8, j = b % 8, n = j / 4, k = j % 4;
+  __m512i ql[2][2], qh[2];
+  BATON_AVX512_INLINE void load(int64_t sb, int j, Quad& q) {
+    const int n = j / 4, k = j % 4;
     const int64_t base = sb * interleave * int64_t(sizeof(BlockQ6_K));
     if (j == 0) prepare(base);
-    __m512i ql_lo, ql_hi, qh_lo, qh_hi;
-    split_rows(rows, base + offsetof(BlockQ6_K, ql) + 64 * n + 32 * (k & 1), ql_lo, ql_hi);
-    split_rows(rows, base + offsetof(BlockQ6_K, qh) + 32 * n, qh_lo, qh_hi);
+    // qh serves the 4 sub-blocks of a half, each ql chunk two of them: each is loaded once.
+    if (k == 0) split_rows(rows, base + offsetof(BlockQ6_K, qh) + 32 * n, qh[0], qh[1]);
+    if (k < 2) {
+      split_rows(rows, base + offsetof(BlockQ6_K, ql) + 64 * n + 32 * k, ql[k][0], ql[k][1]);
+    }
+    __m512i ql_lo = ql[k & 1][0], ql_hi = ql[k & 1][1];
+    const __m512i qh_lo = qh[0], qh_hi = qh[1];
     if (k >= 2) {
       ql_lo = _mm512_srli_epi16(ql_lo, 4);
       ql_hi = _mm512_srli_epi16(ql_hi, 4);

@@ -40,8 +40,9 @@ BATON_AVX512_INLINE __m512i bit_to_16(__m512i h, int bit) {
 
 struct LoaderQ4_1 : LoaderRows {
   static constexpr bool kSplit = false, kOffset = true, kHalfOffset = false;
-  static constexpr int kBias = 0;  // levels are unsigned already
-  BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
+  static constexpr int kBias = 0;   // levels are unsigned already
+  static constexpr int kGroup = 1;  // blocks per load() group (j = 0..kGroup-1)
+  BATON_AVX512_INLINE void load(int64_t b, int, Quad& q) {
     const int64_t o = b * interleave * int64_t(sizeof(BlockQ4_1));
     nibbles(gather16(rows, o + offsetof(BlockQ4_1, qs)), q.lo, q.hi);
     q.slo = spread4(f16x4(rows, o));
@@ -52,7 +53,8 @@ struct LoaderQ4_1 : LoaderRows {
 struct LoaderQ5_0 : LoaderRows {
   static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
   static constexpr int kBias = 16;  // the level is q + 16
-  BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
+  static constexpr int kGroup = 1;  // blocks per load() group (j = 0..kGroup-1)
+  BATON_AVX512_INLINE void load(int64_t b, int, Quad& q) {
     const int64_t o = b * interleave * int64_t(sizeof(BlockQ5_0));
     __m512i lo, hi;
     nibbles(gather16(rows, o + offsetof(BlockQ5_0, qs)), lo, hi);
@@ -81,7 +83,8 @@ struct LoaderQ5_0 : LoaderRows {
 struct LoaderIQ4_NL : LoaderRows {
   static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
   static constexpr int kBias = 128;  // table value + 128
-  BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
+  static constexpr int kGroup = 1;   // blocks per load() group (j = 0..kGroup-1)
+  BATON_AVX512_INLINE void load(int64_t b, int, Quad& q) {
     const int64_t o = b * interleave * int64_t(sizeof(BlockIQ4_NL));
     __m512i lo, hi;
     nibbles(gather16(rows, o + offsetof(BlockIQ4_NL, qs)), lo, hi);
@@ -95,9 +98,9 @@ struct LoaderIQ4_NL : LoaderRows {
 struct LoaderIQ4_XS : LoaderRows {
   static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
   static constexpr int kBias = 128;  // table value + 128
+  static constexpr int kGroup = 8;   // blocks per load() group (j = 0..kGroup-1)
   alignas(64) float table[4][16];    // value j (0..7): d * (ls - 32) of block j
-  BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
-    const int64_t sb = b / 8, j = b % 8;
+  BATON_AVX512_INLINE void load(int64_t sb, int j, Quad& q) {
     const int64_t base = sb * interleave * int64_t(sizeof(BlockIQ4_XS));
     if (j == 0) {
       for (int i = 0; i < 4; ++i) {
@@ -117,10 +120,10 @@ struct LoaderIQ4_XS : LoaderRows {
 
 struct LoaderQ5_K : LoaderRows {
   static constexpr bool kSplit = false, kOffset = true, kHalfOffset = false;
-  static constexpr int kBias = 0;  // levels are unsigned already
-  alignas(64) float table[4][16];  // values 0..7: d * sc of block v; 8..15: -dmin * m
-  BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
-    const int64_t sb = b / 8, j = b % 8;
+  static constexpr int kBias = 0;   // levels are unsigned already
+  static constexpr int kGroup = 8;  // blocks per load() group (j = 0..kGroup-1)
+  alignas(64) float table[4][16];   // values 0..7: d * sc of block v; 8..15: -dmin * m
+  BATON_AVX512_INLINE void load(int64_t sb, int j, Quad& q) {
     const int64_t base = sb * interleave * int64_t(sizeof(BlockQ5_K));
     if (j == 0) {
       for (int i = 0; i < 4; ++i) {
@@ -161,10 +164,10 @@ BATON_AVX512_INLINE void k2_fields(const uint8_t* const rows[4], int64_t qs_offs
 
 struct LoaderQ3_K : LoaderRows {
   static constexpr bool kSplit = true, kOffset = false, kHalfOffset = false;
-  static constexpr int kBias = 4;  // the level is q + 4
-  alignas(64) float table[4][16];  // value v: d * (sc - 32) of 16-element sub-block v
-  BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
-    const int64_t sb = b / 8, j = b % 8;
+  static constexpr int kBias = 4;   // the level is q + 4
+  static constexpr int kGroup = 8;  // blocks per load() group (j = 0..kGroup-1)
+  alignas(64) float table[4][16];   // value v: d * (sc - 32) of 16-element sub-block v
+  BATON_AVX512_INLINE void load(int64_t sb, int j, Quad& q) {
     const int64_t base = sb * interleave * int64_t(sizeof(BlockQ3_K));
     if (j == 0) {
       for (int i = 0; i < 4; ++i) {
@@ -187,11 +190,11 @@ struct LoaderQ3_K : LoaderRows {
 
 struct LoaderQ2_K : LoaderRows {
   static constexpr bool kSplit = true, kOffset = false, kHalfOffset = true;
-  static constexpr int kBias = 0;  // levels are unsigned already
-  alignas(64) float scale[4][16];  // value v: d * sc of 16-element sub-block v
-  alignas(64) float off[4][16];    // value v: -dmin * m of sub-block v
-  BATON_AVX512_INLINE void load(int64_t b, Quad& q) {
-    const int64_t sb = b / 8, j = b % 8;
+  static constexpr int kBias = 0;   // levels are unsigned already
+  static constexpr int kGroup = 8;  // blocks per load() group (j = 0..kGroup-1)
+  alignas(64) float scale[4][16];   // value v: d * sc of 16-element sub-block v
+  alignas(64) float off[4][16];     // value v: -dmin * m of sub-block v
+  BATON_AVX512_INLINE void load(int64_t sb, int j, Quad& q) {
     const int64_t base = sb * interleave * int64_t(sizeof(BlockQ2_K));
     if (j == 0) {
       for (int i = 0; i < 4; ++i) {
