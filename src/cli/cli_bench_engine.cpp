@@ -112,6 +112,14 @@ EngineFigures bench_engine(const BenchArgs& a) {
   for (const auto& t : eng->model().file().tensors()) weight_bytes += t.n_bytes;
   const uint64_t kv_bytes = static_cast<uint64_t>(n_blocks) * info.kv_bytes_per_block;
 
+  // One untimed pass first, as llama-bench does: the first forward after loading pays for
+  // faulting in weights and scratch memory, which no later token sees.
+  {
+    BenchArgs warm = a;
+    warm.prompt = std::min(a.prompt, a.chunk);
+    warm.gen = std::min(a.gen, 2);
+    one_run(*eng, warm, 99);
+  }
   std::vector<double> pre, dec;
   for (int32_t r = 0; r < a.runs; ++r) {
     const auto t = one_run(*eng, a, static_cast<uint32_t>(r));

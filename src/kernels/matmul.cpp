@@ -42,7 +42,9 @@ void run_rows(ThreadPool* pool, int64_t rows, const std::function<void(int64_t, 
   const int64_t tiles = (rows + kRowTile - 1) / kRowTile;
   auto body = [&](int64_t t0, int64_t t1) { fn(t0 * kRowTile, std::min(rows, t1 * kRowTile)); };
   if (pool != nullptr) {
-    pool->parallel_for(tiles, body);
+    // About 8 pieces per thread: small enough to even out a slowed thread, large enough that
+    // each piece streams well over a hundred KB of a large matrix.
+    pool->parallel_for_dynamic(tiles, std::max<int64_t>(1, tiles / (8 * pool->size())), body);
   } else {
     body(0, tiles);
   }

@@ -114,4 +114,20 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   }
 }
 
+void ThreadPool::parallel_for_dynamic(int64_t n, int64_t grain,
+                                      const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(1, grain);
+  if (size() == 1 || n <= grain || t_inside_pool) {
+    fn(0, n);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  parallel_for(size(), [&](int64_t, int64_t) {
+    for (int64_t b = next.fetch_add(grain); b < n; b = next.fetch_add(grain)) {
+      fn(b, std::min(n, b + grain));
+    }
+  });
+}
+
 }  // namespace baton::kernels

@@ -27,6 +27,12 @@ class ThreadPool {
   // from several threads at once are serialised; a call from inside a chunk runs inline.
   void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
 
+  // Like parallel_for, but [0, n) is cut into pieces of `grain` that the threads take in order
+  // from a shared counter: a thread slowed by the machine (another process on its core) takes
+  // fewer pieces instead of holding up the others at the end.
+  void parallel_for_dynamic(int64_t n, int64_t grain,
+                            const std::function<void(int64_t, int64_t)>& fn);
+
  private:
   void worker_main(int index);
   void run_chunk(int index);

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 namespace baton::kernels {
@@ -25,6 +28,49 @@ TEST(ThreadPool, CoversRangeExactlyOnceInContiguousChunks) {
       EXPECT_LE(calls.load(), threads);
     }
   }
+}
+
+TEST(ThreadPool, DynamicCoversRangeExactlyOnceInGrainPieces) {
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {1, 5, 64, 1001}) {
+      for (int64_t grain : {0, 1, 7, 2000}) {
+        std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+        pool.parallel_for_dynamic(n, grain, [&](int64_t b, int64_t e) {
+          ASSERT_LT(b, e);
+          // One thread, or a range within one grain, runs as a single call.
+          const int64_t piece = threads == 1 || n <= grain ? n : std::max<int64_t>(grain, 1);
+          ASSERT_LE(e - b, piece);
+          for (int64_t i = b; i < e; ++i) ++hits[size_t(i)];
+        });
+        for (auto& h : hits) ASSERT_EQ(h.load(), 1) << n << " " << grain;
+      }
+    }
+  }
+}
+
+// The first piece does not finish until every other piece has: with a fixed split it would wait
+// for pieces that its own thread owns, so this ends only if the other thread takes them.
+TEST(ThreadPool, DynamicPiecesGoToTheThreadThatIsFree) {
+  ThreadPool pool(2);
+  constexpr int64_t kPieces = 40;
+  std::atomic<int64_t> done{0};
+  std::atomic<bool> timed_out{false};
+  pool.parallel_for_dynamic(kPieces, 1, [&](int64_t b, int64_t) {
+    if (b == 0) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (done.load() < kPieces - 1) {
+        if (std::chrono::steady_clock::now() > until) {
+          timed_out = true;
+          break;
+        }
+        std::this_thread::yield();
+      }
+    }
+    ++done;
+  });
+  EXPECT_FALSE(timed_out.load());
+  EXPECT_EQ(done.load(), kPieces);
 }
 
 TEST(ThreadPool, ZeroAndDefaultSize) {

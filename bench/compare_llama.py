@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""baton against llama.cpp on the same GGUF file, threads and token counts, in one run.
+
+    bench/compare_llama.py MODEL.gguf --llama-bench PATH/llama-bench [-t 2] [-p 512] [-n 64]
+                           [--rounds 3] [--baton build/baton]
+
+Each round runs llama-bench once (its own prefill and decode tests) and then `baton bench
+engine` once, back to back, so both see the same machine; the table reports the medians over the
+rounds and baton/llama.cpp ratios, plus baton's read bandwidth probe of the same rounds (decode
+as a share of it, for both engines). Machines shared with other work swing by a third between
+minutes: compare only figures of one invocation.
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+
+
+def run_json(cmd):
+    try:
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    except FileNotFoundError:
+        sys.exit(f"compare_llama: cannot run {cmd[0]} (give its path)")
+    except subprocess.CalledProcessError as e:
+        sys.exit(f"compare_llama: {' '.join(cmd)} failed:\n{e.stderr[-2000:]}")
+    return json.loads(out)
+
+
+def llama_round(a):
+    rows = run_json([a.llama_bench, "-m", a.model, "-t", str(a.threads), "-p", str(a.prompt),
+                     "-n", str(a.gen), "-r", "1", "-o", "json"])
+    pre = next(r["avg_ts"] for r in rows if r["n_prompt"] > 0 and r["n_gen"] == 0)
+    dec = next(r["avg_ts"] for r in rows if r["n_gen"] > 0 and r["n_prompt"] == 0)
+    return pre, dec
+
+
+def baton_round(a):
+    r = run_json([a.baton, "bench", "engine", "-m", a.model, "--threads", str(a.threads),
+                  "-p", str(a.prompt), "-n", str(a.gen), "--runs", "1", "--chunk",
+                  str(a.prompt), "--no-sampler", "--json"])
+    return r["prefill_tok_s"], r["decode_tok_s"], r["read_bandwidth_gbs"], \
+        r["decode_bytes_per_token"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model")
+    ap.add_argument("--llama-bench", required=True, help="path of llama.cpp's llama-bench")
+    ap.add_argument("--baton", default="build/baton")
+    ap.add_argument("-t", "--threads", type=int, default=2)
+    ap.add_argument("-p", "--prompt", type=int, default=512)
+    ap.add_argument("-n", "--gen", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    if a.rounds < 1 or a.prompt < 1 or a.gen < 1 or a.threads < 1:
+        sys.exit("compare_llama: --rounds, -p, -n and -t must be >= 1")
+    lp, ld, bp, bd, bw = [], [], [], [], []
+    bytes_per_token = 0.0
+    for i in range(a.rounds):
+        p, d = llama_round(a)
+        lp.append(p)
+        ld.append(d)
+        p2, d2, g, bytes_per_token = baton_round(a)
+        bp.append(p2)
+        bd.append(d2)
+        bw.append(g)
+        print(f"round {i + 1}: llama.cpp pp {p:.1f} tg {d:.2f} | baton pp {p2:.1f} tg {d2:.2f} "
+              f"| read bandwidth {g:.1f} GB/s", file=sys.stderr)
+    med = statistics.median
+    gbs = med(bw)
+
+    def share(tok_s):
+        return 100.0 * tok_s * bytes_per_token / (gbs * 1e9)
+
+    print(f"model      {a.model} ({a.threads} threads, medians of {a.rounds} rounds)")
+    print(f"{'':10} {'llama.cpp':>12} {'baton':>12} {'ratio':>8}")
+    print(f"{'prefill':10} {med(lp):12.1f} {med(bp):12.1f} {med(bp) / med(lp):7.2f}x"
+          f"   tok/s, {a.prompt}-token prompt")
+    print(f"{'decode':10} {med(ld):12.2f} {med(bd):12.2f} {med(bd) / med(ld):7.2f}x"
+          f"   tok/s, {a.gen} tokens")
+    print(f"{'bandwidth':10} {share(med(ld)):11.1f}% {share(med(bd)):11.1f}%"
+          f"   of {gbs:.1f} GB/s read (measured by baton in the same rounds)")
+
+
+if __name__ == "__main__":
+    main()
