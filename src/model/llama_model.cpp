@@ -22,6 +22,7 @@ struct LlamaModel::Acts {
   std::vector<const int32_t*> row_table;
   std::vector<std::pair<int64_t, int32_t>> tiles;  // (first row, rows) within one sequence
   std::vector<float> x, xn, q, k, v, att, tmp, gate, up, cos_v, sin_v;
+  std::vector<float> fused;  // output of a stacked matmul (q|k|v or gate|up rows)
 };
 
 namespace {
@@ -177,9 +178,21 @@ void LlamaModel::layer(int32_t il, Acts& a) {
   for_rows(n, [&](int64_t r) {
     rms_norm(a.x.data() + r * E, L.attn_norm.data(), E, h_.rms_eps, a.xn.data() + r * E);
   });
-  kernels::matmul(L.wq, a.xn.data(), n, a.q.data(), pool_.get());
-  kernels::matmul(L.wk, a.xn.data(), n, a.k.data(), pool_.get());
-  kernels::matmul(L.wv, a.xn.data(), n, a.v.data(), pool_.get());
+  if (L.wqkv.data != nullptr) {  // one pass over the stacked matrices, then each row split
+    const int64_t T = QD + 2 * KD;
+    a.fused.resize(n * T);
+    kernels::matmul(L.wqkv, a.xn.data(), n, a.fused.data(), pool_.get());
+    for (int64_t r = 0; r < n; ++r) {
+      const float* row = a.fused.data() + r * T;
+      std::copy(row, row + QD, a.q.data() + r * QD);
+      std::copy(row + QD, row + QD + KD, a.k.data() + r * KD);
+      std::copy(row + QD + KD, row + T, a.v.data() + r * KD);
+    }
+  } else {
+    kernels::matmul(L.wq, a.xn.data(), n, a.q.data(), pool_.get());
+    kernels::matmul(L.wk, a.xn.data(), n, a.k.data(), pool_.get());
+    kernels::matmul(L.wv, a.xn.data(), n, a.v.data(), pool_.get());
+  }
   add_bias(a.q.data(), L.bq, n);
   add_bias(a.k.data(), L.bk, n);
   add_bias(a.v.data(), L.bv, n);
@@ -211,9 +224,19 @@ void LlamaModel::layer(int32_t il, Acts& a) {
   for_rows(n, [&](int64_t r) {
     rms_norm(a.x.data() + r * E, L.ffn_norm.data(), E, h_.rms_eps, a.xn.data() + r * E);
   });
-  kernels::matmul(L.w_gate, a.xn.data(), n, a.gate.data(), pool_.get());
-  kernels::matmul(L.w_up, a.xn.data(), n, a.up.data(), pool_.get());
-  for_rows(n, [&](int64_t r) { silu_mul(a.gate.data() + r * F, a.up.data() + r * F, F); });
+  if (L.w_gate_up.data != nullptr) {
+    a.fused.resize(n * 2 * F);
+    kernels::matmul(L.w_gate_up, a.xn.data(), n, a.fused.data(), pool_.get());
+    for_rows(n, [&](int64_t r) {
+      float* row = a.fused.data() + r * 2 * F;
+      silu_mul(row, row + F, F);
+      std::copy(row, row + F, a.gate.data() + r * F);
+    });
+  } else {
+    kernels::matmul(L.w_gate, a.xn.data(), n, a.gate.data(), pool_.get());
+    kernels::matmul(L.w_up, a.xn.data(), n, a.up.data(), pool_.get());
+    for_rows(n, [&](int64_t r) { silu_mul(a.gate.data() + r * F, a.up.data() + r * F, F); });
+  }
   kernels::matmul(L.w_down, a.gate.data(), n, a.tmp.data(), pool_.get());
   add_inplace(a.x.data(), a.tmp.data(), n * E);
 }

@@ -31,13 +31,46 @@ void release_pages(const void* data, size_t bytes) {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
-std::vector<kernels::MatrixView*> matrices_of(ModelWeights& w) {
-  std::vector<kernels::MatrixView*> out;
+// Matrices that multiply the same activations, in the order they are stored; `stacked` (when
+// not null) receives the view of the whole group when its parts can sit back to back.
+struct Group {
+  std::vector<kernels::MatrixView*> parts;
+  kernels::MatrixView* stacked = nullptr;
+};
+
+std::vector<Group> groups_of(ModelWeights& w) {
+  std::vector<Group> out;
   for (auto& l : w.layers) {
-    for (auto* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) out.push_back(m);
+    out.push_back({{&l.wq, &l.wk, &l.wv}, &l.wqkv});
+    out.push_back({{&l.wo}});
+    out.push_back({{&l.w_gate, &l.w_up}, &l.w_gate_up});
+    out.push_back({{&l.w_down}});
   }
-  out.push_back(&w.output);
+  out.push_back({{&w.output}});
   return out;
+}
+
+// Interleaved parts stacked back to back form one interleaved matrix when they share type and
+// width and every part fills whole 4-row tiles.
+bool stackable(const Group& g) {
+  if (g.stacked == nullptr) return false;
+  for (const auto* m : g.parts) {
+    if (!kernels::interleavable(*m) || m->rows % 4 != 0 || m->type != g.parts[0]->type ||
+        m->cols != g.parts[0]->cols) {
+      return false;
+    }
+  }
+  return true;
+}
+
+size_t group_bytes(const Group& g) {
+  size_t n = 0;
+  for (const auto* m : g.parts) {
+    if (!kernels::interleavable(*m)) continue;
+    n += stackable(g) ? kernels::interleaved_bytes(*m)
+                      : round_up(kernels::interleaved_bytes(*m), kAlign);
+  }
+  return round_up(n, kAlign);
 }
 
 }  // namespace
@@ -64,21 +97,34 @@ WeightArena::~WeightArena() {
 
 std::unique_ptr<WeightArena> interleave_weights(ModelWeights& w, kernels::ThreadPool* pool) {
   if (kernels::active_simd_level() != kernels::SimdLevel::Avx512) return nullptr;
-  const auto mats = matrices_of(w);
+  const auto groups = groups_of(w);
   size_t total = 0;
-  for (const auto* m : mats) {
-    if (kernels::interleavable(*m)) total += round_up(kernels::interleaved_bytes(*m), kAlign);
-  }
+  for (const auto& g : groups) total += group_bytes(g);
   if (total == 0) return nullptr;
   auto arena = std::make_unique<WeightArena>(total);
   size_t at = 0;
-  for (auto* m : mats) {
-    if (!kernels::interleavable(*m)) continue;
-    const kernels::MatrixView plain = *m;
-    *m = kernels::interleave_rows4(plain, arena->data() + at, pool);
-    at += round_up(kernels::interleaved_bytes(plain), kAlign);
-    // The embedding table stays in use (get_row) when the output projection is tied to it.
-    if (plain.data != w.token_embd.data) release_pages(plain.data, plain.row_stride * plain.rows);
+  for (const auto& g : groups) {
+    const bool stack = stackable(g);
+    const size_t start = at;
+    int64_t rows = 0;
+    for (auto* m : g.parts) {
+      if (!kernels::interleavable(*m)) continue;
+      const kernels::MatrixView plain = *m;
+      *m = kernels::interleave_rows4(plain, arena->data() + at, pool);
+      at += stack ? kernels::interleaved_bytes(plain)
+                  : round_up(kernels::interleaved_bytes(plain), kAlign);
+      rows += plain.rows;
+      // The embedding table stays in use (get_row) when the output projection is tied to it.
+      if (plain.data != w.token_embd.data) {
+        release_pages(plain.data, plain.row_stride * plain.rows);
+      }
+    }
+    if (stack) {
+      *g.stacked = *g.parts[0];
+      g.stacked->data = arena->data() + start;
+      g.stacked->rows = rows;
+    }
+    at = round_up(at, kAlign);
   }
   return arena;
 }

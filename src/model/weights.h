@@ -16,6 +16,10 @@ struct LayerWeights {
   std::vector<float> q_norm, k_norm;  // qwen3 only (per-head RMSNorm weights, head_dim)
   std::vector<float> ffn_norm;
   kernels::MatrixView w_gate, w_up, w_down;
+  // Set (data not null) when the matrices are interleaved and stacked in one block of memory:
+  // rows of wq then wk then wv, and of w_gate then w_up, so each pair or triple that multiplies
+  // the same activations runs as one matmul (see model/weight_arena.h).
+  kernels::MatrixView wqkv{}, w_gate_up{};
 };
 
 struct ModelWeights {

@@ -101,8 +101,8 @@ TEST(SynthModel, ThreadCountDoesNotChangeLogits) {
   EXPECT_TRUE(testing::bit_identical(logits[0], logits[2]));
 }
 
-// Weights interleaved at load (the AVX-512 default) give the file layout's logits bit for bit,
-// for a prefill and the decode steps after it.
+// Weights interleaved at load (the AVX-512 default, with Q/K/V and gate/up stacked) give the
+// file layout's logits bit for bit, for chunked prefills batched with other sequences.
 TEST(SynthModel, InterleavedWeightsKeepTheLogits) {
   for (auto type : {gguf::TensorType::Q8_0, gguf::TensorType::Q4_K}) {
     const auto path = synth_model("llama", type);
@@ -112,8 +112,12 @@ TEST(SynthModel, InterleavedWeightsKeepTheLogits) {
       opts.threads = 2;
       opts.interleave_weights = interleave;
       auto eng = engine::load_llama_engine(path, opts);
-      EXPECT_EQ(eng->model().interleaved_bytes() > 0,
-                interleave && kernels::active_simd_level() == kernels::SimdLevel::Avx512);
+      const bool interleaved =
+          interleave && kernels::active_simd_level() == kernels::SimdLevel::Avx512;
+      EXPECT_EQ(eng->model().interleaved_bytes() > 0, interleaved);
+      // Q/K/V and gate/up are stacked into one matmul each when interleaved.
+      EXPECT_EQ(eng->model().weights().layers[0].wqkv.data != nullptr, interleaved);
+      EXPECT_EQ(eng->model().weights().layers[1].w_gate_up.data != nullptr, interleaved);
       eng->allocate_kv(64);
       testing::BlockAllocator alloc;
       logits.push_back(
