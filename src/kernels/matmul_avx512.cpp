@@ -271,63 +271,50 @@ BATON_AVX512 void quantize_x_row_avx512(const float* x, QuantizedX& q, int64_t r
   }
 }
 
-LaneForm avx512_lane_form(TensorType t) {
+namespace {
+
+// Calls fn.template operator()<Loader>() with the loader of type t; false for a type without one.
+template <class F>
+bool with_loader(TensorType t, F&& fn) {
   switch (t) {
     case TensorType::Q8_0:
-      return {LoaderQ8_0::kBias, LoaderQ8_0::kSplit};
+      return fn.template operator()<LoaderQ8_0>(), true;
     case TensorType::Q4_0:
-      return {LoaderQ4_0::kBias, LoaderQ4_0::kSplit};
+      return fn.template operator()<LoaderQ4_0>(), true;
     case TensorType::Q4_K:
-      return {LoaderQ4_K::kBias, LoaderQ4_K::kSplit};
+      return fn.template operator()<LoaderQ4_K>(), true;
     case TensorType::Q6_K:
-      return {LoaderQ6_K::kBias, LoaderQ6_K::kSplit};
+      return fn.template operator()<LoaderQ6_K>(), true;
     case TensorType::Q4_1:
-      return {avx512::LoaderQ4_1::kBias, avx512::LoaderQ4_1::kSplit};
+      return fn.template operator()<avx512::LoaderQ4_1>(), true;
     case TensorType::Q5_0:
-      return {avx512::LoaderQ5_0::kBias, avx512::LoaderQ5_0::kSplit};
+      return fn.template operator()<avx512::LoaderQ5_0>(), true;
     case TensorType::IQ4_NL:
-      return {avx512::LoaderIQ4_NL::kBias, avx512::LoaderIQ4_NL::kSplit};
+      return fn.template operator()<avx512::LoaderIQ4_NL>(), true;
     case TensorType::Q2_K:
-      return {avx512::LoaderQ2_K::kBias, avx512::LoaderQ2_K::kSplit};
+      return fn.template operator()<avx512::LoaderQ2_K>(), true;
     case TensorType::Q3_K:
-      return {avx512::LoaderQ3_K::kBias, avx512::LoaderQ3_K::kSplit};
+      return fn.template operator()<avx512::LoaderQ3_K>(), true;
     case TensorType::Q5_K:
-      return {avx512::LoaderQ5_K::kBias, avx512::LoaderQ5_K::kSplit};
+      return fn.template operator()<avx512::LoaderQ5_K>(), true;
     case TensorType::IQ4_XS:
-      return {avx512::LoaderIQ4_XS::kBias, avx512::LoaderIQ4_XS::kSplit};
+      return fn.template operator()<avx512::LoaderIQ4_XS>(), true;
     default:
-      return {};
+      return false;
   }
+}
+
+}  // namespace
+
+LaneForm avx512_lane_form(TensorType t) {
+  LaneForm form;
+  with_loader(t, [&]<class L>() { form = {L::kBias, L::kSplit}; });
+  return form;
 }
 
 void quant_rows_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
                        float* y) {
-  switch (w.type) {
-    case TensorType::Q8_0:
-      return quant_rows<LoaderQ8_0>(w, x, o_begin, o_end, y);
-    case TensorType::Q4_0:
-      return quant_rows<LoaderQ4_0>(w, x, o_begin, o_end, y);
-    case TensorType::Q4_K:
-      return quant_rows<LoaderQ4_K>(w, x, o_begin, o_end, y);
-    case TensorType::Q6_K:
-      return quant_rows<LoaderQ6_K>(w, x, o_begin, o_end, y);
-    case TensorType::Q4_1:
-      return quant_rows<avx512::LoaderQ4_1>(w, x, o_begin, o_end, y);
-    case TensorType::Q5_0:
-      return quant_rows<avx512::LoaderQ5_0>(w, x, o_begin, o_end, y);
-    case TensorType::IQ4_NL:
-      return quant_rows<avx512::LoaderIQ4_NL>(w, x, o_begin, o_end, y);
-    case TensorType::Q2_K:
-      return quant_rows<avx512::LoaderQ2_K>(w, x, o_begin, o_end, y);
-    case TensorType::Q3_K:
-      return quant_rows<avx512::LoaderQ3_K>(w, x, o_begin, o_end, y);
-    case TensorType::Q5_K:
-      return quant_rows<avx512::LoaderQ5_K>(w, x, o_begin, o_end, y);
-    case TensorType::IQ4_XS:
-      return quant_rows<avx512::LoaderIQ4_XS>(w, x, o_begin, o_end, y);
-    default:
-      return;
-  }
+  with_loader(w.type, [&]<class L>() { quant_rows<L>(w, x, o_begin, o_end, y); });
 }
 
 }  // namespace baton::kernels
