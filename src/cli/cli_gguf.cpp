@@ -20,9 +20,11 @@ struct SynthArgs {
 
 void run_synth(const SynthArgs& a) {
   synth::SynthSpec spec = a.spec;
-  auto t = gguf::parse_type(a.type);
+  spec.q4_k_m = a.type == "q4_k_m" || a.type == "Q4_K_M";
+  auto t = gguf::parse_type(spec.q4_k_m ? "q4_k" : a.type);
   if (!t || !synth::synth_type_supported(*t)) {
-    throw synth::SynthError("--type " + a.type + ": expected f32, f16, q8_0, q4_0, q4_k or q6_k");
+    throw synth::SynthError("--type " + a.type +
+                            ": expected f32, f16, q8_0, q4_0, q4_k, q6_k or q4_k_m");
   }
   spec.type = *t;
   if (spec.vocab_from.empty() == !a.byte_vocab) {
@@ -45,7 +47,10 @@ void register_synth(CLI::App& gguf) {
   cmd->add_option("--kv-heads", s.kv_heads, "key/value heads")->capture_default_str();
   cmd->add_option("--ff", s.ff, "feed-forward length")->capture_default_str();
   cmd->add_option("--ctx", s.ctx, "context length")->capture_default_str();
-  cmd->add_option("--type", args->type, "f32|f16|q8_0|q4_0|q4_k|q6_k")->capture_default_str();
+  cmd->add_option("--type", args->type,
+                  "f32|f16|q8_0|q4_0|q4_k|q6_k, or q4_k_m (Q4_K with Q6_K for the output and "
+                  "some attn_v / ffn_down matrices, as downloads mix them)")
+      ->capture_default_str();
   cmd->add_option("--vocab-from", s.vocab_from, "copy tokenizer.* keys from this GGUF");
   cmd->add_flag("--byte-vocab", args->byte_vocab, "built-in byte-level SentencePiece vocab");
   cmd->add_option("--seed", s.seed, "random seed (same seed, same bytes)")->capture_default_str();

@@ -28,7 +28,7 @@ uint32_t file_type(TensorType t) {
     case TensorType::Q8_0:
       return 7;
     case TensorType::Q4_K:
-      return 14;  // Q4_K_S: every matrix q4_K
+      return 14;  // Q4_K_S: every matrix q4_K (15, Q4_K_M, is set for the mix)
     case TensorType::Q6_K:
       return 18;
     default:
@@ -36,12 +36,21 @@ uint32_t file_type(TensorType t) {
   }
 }
 
+// The Q4_K_M mix as the common quantizer makes it: Q4_K everywhere except the output matrix
+// and, in the first and last eighth of the layers and every third one between, the attention
+// value and feed-forward down matrices, which get Q6_K (they hurt most when quantized coarsely).
+bool more_bits_layer(int64_t layer, int64_t n_layers) {
+  return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
+}
+
 struct Planner {
   const SynthSpec& s;
   std::vector<TensorPlan> out;
 
-  void matrix(const std::string& name, uint64_t in, uint64_t outs) {
-    out.push_back({name, s.type, {in, outs}, 0.0f, 1.0f / std::sqrt(static_cast<float>(in))});
+  // more_bits: a matrix the Q4_K_M mix stores in Q6_K.
+  void matrix(const std::string& name, uint64_t in, uint64_t outs, bool more_bits = false) {
+    const TensorType t = s.q4_k_m && more_bits ? TensorType::Q6_K : s.type;
+    out.push_back({name, t, {in, outs}, 0.0f, 1.0f / std::sqrt(static_cast<float>(in))});
   }
   void norm(const std::string& name, uint64_t n) {
     out.push_back({name, TensorType::F32, {n}, 1.0f, 0.02f});
@@ -57,13 +66,13 @@ std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool ti
   const uint64_t q = s.heads * hd, kv = s.kv_heads * hd, ff = s.ff;
   p.matrix("token_embd.weight", embd, vocab);
   p.norm("output_norm.weight", embd);
-  if (!tied) p.matrix("output.weight", embd, vocab);
+  if (!tied) p.matrix("output.weight", embd, vocab, true);
   for (int64_t l = 0; l < s.layers; ++l) {
     auto n = [l](const char* suffix) { return fmt::format("blk.{}.{}", l, suffix); };
     p.norm(n("attn_norm.weight"), embd);
     p.matrix(n("attn_q.weight"), embd, q);
     p.matrix(n("attn_k.weight"), embd, kv);
-    p.matrix(n("attn_v.weight"), embd, kv);
+    p.matrix(n("attn_v.weight"), embd, kv, more_bits_layer(l, s.layers));
     if (s.arch == "qwen2") {
       p.bias(n("attn_q.bias"), q);
       p.bias(n("attn_k.bias"), kv);
@@ -77,7 +86,7 @@ std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool ti
     p.norm(n("ffn_norm.weight"), embd);
     p.matrix(n("ffn_gate.weight"), embd, ff);
     p.matrix(n("ffn_up.weight"), embd, ff);
-    p.matrix(n("ffn_down.weight"), ff, embd);
+    p.matrix(n("ffn_down.weight"), ff, embd, more_bits_layer(l, s.layers));
   }
   return std::move(p.out);
 }
@@ -96,7 +105,7 @@ void write_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
   w.set_f32(a + ".attention.layer_norm_rms_epsilon", qwen ? 1e-6f : 1e-5f);
   w.set_f32(a + ".rope.freq_base", qwen ? 1000000.0f : 10000.0f);
   w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.embd / s.heads));
-  w.set_u32("general.file_type", file_type(s.type));
+  w.set_u32("general.file_type", s.q4_k_m ? 15 : file_type(s.type));
   if (gguf::traits(s.type).block_elems > 1) w.set_u32("general.quantization_version", 2);
 }
 
@@ -150,8 +159,8 @@ void write_synthetic_model(const SynthSpec& s, const std::string& out_path) {
       "synth: wrote {} ({} embd={} layers={} heads={}/{} ff={} vocab={} type={}, {:.1f}M "
       "params, {:.1f} MB); weights are RANDOM (seed {}), not a trained model: its output is "
       "gibberish",
-      out_path, s.arch, s.embd, s.layers, s.heads, s.kv_heads, s.ff, vocab, gguf::type_name(s.type),
-      params / 1e6, bytes / 1e6, s.seed);
+      out_path, s.arch, s.embd, s.layers, s.heads, s.kv_heads, s.ff, vocab,
+      s.q4_k_m ? "q4_K_M" : gguf::type_name(s.type), params / 1e6, bytes / 1e6, s.seed);
 }
 
 }  // namespace baton::synth

@@ -26,6 +26,9 @@ struct SynthSpec {
   int64_t ff = 128;
   int64_t ctx = 256;
   gguf::TensorType type = gguf::TensorType::F32;  // of the 2-D matrices and token_embd
+  // With type Q4_K: the Q4_K_M mix that users download instead of every matrix in Q4_K (see
+  // synth_model.cpp, more_bits_layer).
+  bool q4_k_m = false;
   std::string vocab_from;  // copy tokenizer.* from this GGUF; empty = built-in byte vocab
   uint64_t seed = 1;
   std::string name;                    // general.name; empty = "synthetic-<arch>"

@@ -64,6 +64,9 @@ void validate(const SynthSpec& s) {
     throw SynthError(fmt::format("--type {}: expected f32, f16, q8_0, q4_0, q4_k or q6_k",
                                  gguf::type_name(s.type)));
   }
+  if (s.q4_k_m && s.type != gguf::TensorType::Q4_K) {
+    throw SynthError("the Q4_K_M mix is made of q4_K and q6_K matrices: use --type q4_k_m");
+  }
   check_block("--embd", s.embd, s.type);
   check_block("--ff", s.ff, s.type);
 }

@@ -200,6 +200,35 @@ TEST(Synth, QuantizedTypesOpenAndDecode) {
   }
 }
 
+std::string spec_error_of(const SynthSpec& s);
+
+// --type q4_k_m: Q4_K except the output matrix and, in the first and last eighth of the layers
+// and every third layer between, attn_v and ffn_down, in Q6_K (file type 15, Q4_K_M).
+TEST(Synth, Q4KMMixesQ6KWhereDownloadsDo) {
+  SynthSpec s = tiny("llama", TensorType::Q4_K);
+  s.q4_k_m = true;
+  s.embd = 256;
+  s.ff = 512;
+  s.layers = 16;
+  auto f = build(s, "q4km.gguf");
+  EXPECT_EQ(f->find_tensor("output.weight")->type, TensorType::Q6_K);
+  EXPECT_EQ(f->find_tensor("token_embd.weight")->type, TensorType::Q4_K);
+  std::vector<int> more_bits;
+  for (int l = 0; l < 16; ++l) {
+    const auto name = [l](const char* t) { return "blk." + std::to_string(l) + "." + t; };
+    const auto v = f->find_tensor(name("attn_v.weight"))->type;
+    EXPECT_EQ(f->find_tensor(name("ffn_down.weight"))->type, v) << l;
+    EXPECT_EQ(f->find_tensor(name("attn_q.weight"))->type, TensorType::Q4_K) << l;
+    EXPECT_EQ(f->find_tensor(name("ffn_up.weight"))->type, TensorType::Q4_K) << l;
+    if (v == TensorType::Q6_K) more_bits.push_back(l);
+  }
+  EXPECT_EQ(more_bits, (std::vector<int>{0, 1, 4, 7, 10, 13, 14, 15}));
+  EXPECT_EQ(f->get_int("general.file_type"), 15);
+  SynthSpec wrong = tiny("llama", TensorType::Q8_0);
+  wrong.q4_k_m = true;
+  EXPECT_NE(spec_error_of(wrong).find("--type q4_k_m"), std::string::npos);
+}
+
 std::string spec_error(const SynthSpec& s) {
   try {
     validate(s);
@@ -233,6 +262,10 @@ TEST(Synth, FlagErrorsNameTheFlagAndTheFix) {
   EXPECT_NE(spec_error(s).find("--type q5_K"), std::string::npos);
   EXPECT_EQ(spec_error(tiny("qwen3")), "");
   EXPECT_THROW(write_synthetic_model(tiny("llama", TensorType::Q4_K), "unused.gguf"), SynthError);
+}
+
+std::string spec_error_of(const SynthSpec& s) {
+  return spec_error(s);
 }
 
 }  // namespace
