@@ -172,6 +172,52 @@ struct LoaderQ4_K : LoaderRows {
   }
 };
 
+// Q4_K in the interleaved tile layout (TileQ4_K): the same values and table entries as
+// LoaderQ4_K, computed by the same float operations, from bytes stored ready for the lanes.
+struct LoaderQ4_KTile : LoaderRows {
+  static constexpr bool kSplit = false, kOffset = true, kHalfOffset = false;
+  static constexpr int kBias = 8;  // the level is q + 8
+  static constexpr int kGroup = 8;
+  // Lane 4j + i: row i's value for sub-block j (lo: j = 0..3, hi: j = 4..7) of d * sc, and of
+  // 8 * (d * sc) - dmin * m.
+  __m512 s_lo, s_hi, o_lo, o_hi;
+  __m512i pair_lo, pair_hi;
+  BATON_AVX512_INLINE void load(int64_t sb, int j, Quad& q) {
+    const uint8_t* t = rows[0] + sb * int64_t(sizeof(TileQ4_K));
+    if (j == 0) prepare(reinterpret_cast<const TileQ4_K*>(t));
+    if ((j & 1) == 0) {
+      const auto* qs = reinterpret_cast<const TileQ4_K*>(t)->qs[j / 2];
+      pair_lo = _mm512_loadu_si512(qs[0]);
+      pair_hi = _mm512_loadu_si512(qs[1]);
+    }
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    q.lo = _mm512_and_si512((j & 1) ? _mm512_srli_epi16(pair_lo, 4) : pair_lo, m4);
+    q.hi = _mm512_and_si512((j & 1) ? _mm512_srli_epi16(pair_hi, 4) : pair_hi, m4);
+    const int k = j % 4;  // lanes 4i..4i+3 take lane 4k + i
+    const __m512i idx =
+        _mm512_add_epi32(_mm512_set1_epi32(4 * k),
+                         _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3));
+    q.slo = _mm512_permutexvar_ps(idx, j < 4 ? s_lo : s_hi);
+    q.off = _mm512_maskz_permutexvar_ps(0x1111, idx, j < 4 ? o_lo : o_hi);
+  }
+  // 16 bytes as floats (a lambda would not inherit the target attribute).
+  static BATON_AVX512_INLINE __m512 bytes(const uint8_t* p) {
+    return _mm512_cvtepi32_ps(
+        _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  }
+  BATON_AVX512_INLINE void prepare(const TileQ4_K* t) {
+    const __m512 d = _mm512_broadcast_f32x4(
+        _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(t->d))));
+    const __m512 dmin = _mm512_broadcast_f32x4(
+        _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(t->dmin))));
+    const __m512 eight = _mm512_set1_ps(8.0f);
+    s_lo = _mm512_mul_ps(bytes(t->sc[0]), d);
+    s_hi = _mm512_mul_ps(bytes(t->sc[4]), d);
+    o_lo = _mm512_sub_ps(_mm512_mul_ps(s_lo, eight), _mm512_mul_ps(bytes(t->mn[0]), dmin));
+    o_hi = _mm512_sub_ps(_mm512_mul_ps(s_hi, eight), _mm512_mul_ps(bytes(t->mn[4]), dmin));
+  }
+};
+
 // 6-bit level (0..63) from its low nibble (in l) and its 2 high bits (at bit hs of h).
 BATON_AVX512_INLINE __m512i q6_combine(__m512i l, __m512i h, __m128i hs) {
   const __m512i m4 = _mm512_set1_epi8(0x0F), m2 = _mm512_set1_epi8(3);

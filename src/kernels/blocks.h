@@ -106,4 +106,25 @@ inline void q4k_scale_min(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {
   }
 }
 
+// Super-block b of a 4-row Q4_K tile in the interleaved layout (kernels/interleave.h): the
+// nibbles already in the AVX-512 kernel's lane order and the 6-bit scales and mins unpacked to
+// bytes, so a tile needs no shuffles and no bit unpacking per super-block.
+struct TileQ4_K {
+  uint8_t qs[4][2][64];  // [pair m][half h]: row i's qs[32m + 16h ..][16] at bytes 16i..
+  uint16_t d[4];         // per row
+  uint16_t dmin[4];
+  uint8_t sc[8][4];  // [sub-block j][row i]
+  uint8_t mn[8][4];
+};
+static_assert(sizeof(TileQ4_K) == 592, "TileQ4_K must have no padding");
+
+// The inverse of q4k_scale_min: packs 8 scales and 8 mins (6 bits each) into 12 bytes.
+inline void q4k_pack_scales(const uint8_t sc[8], const uint8_t m[8], uint8_t* q) {
+  for (int j = 0; j < 4; ++j) {
+    q[j] = uint8_t((sc[j] & 63) | ((sc[j + 4] >> 4) << 6));
+    q[j + 4] = uint8_t((m[j] & 63) | ((m[j + 4] >> 4) << 6));
+    q[j + 8] = uint8_t((sc[j + 4] & 0xF) | ((m[j + 4] & 0xF) << 4));
+  }
+}
+
 }  // namespace baton::kernels

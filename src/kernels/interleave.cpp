@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "kernels/blocks.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/quantize.h"
 
@@ -16,6 +17,46 @@ int64_t tiles_of(const MatrixView& w) {
   return (w.rows + kTile - 1) / kTile;
 }
 
+int64_t blocks_per_row(const MatrixView& w) {
+  return int64_t(w.row_stride) / block_shape(w.type).bytes;
+}
+
+int64_t tile_bytes(const MatrixView& w) {
+  return blocks_per_row(w) * tile_block_bytes(w.type);
+}
+
+void pack_q4_k(const uint8_t* const rows[kTile], uint8_t* out) {
+  TileQ4_K t;
+  for (int i = 0; i < kTile; ++i) {
+    const auto& b = *reinterpret_cast<const BlockQ4_K*>(rows[i]);
+    for (int m = 0; m < 4; ++m) {
+      for (int h = 0; h < 2; ++h) std::memcpy(&t.qs[m][h][16 * i], b.qs + 32 * m + 16 * h, 16);
+    }
+    t.d[i] = b.d;
+    t.dmin[i] = b.dmin;
+    for (int j = 0; j < 8; ++j) q4k_scale_min(j, b.scales, &t.sc[j][i], &t.mn[j][i]);
+  }
+  std::memcpy(out, &t, sizeof t);
+}
+
+void unpack_q4_k(const uint8_t* tile, int i, uint8_t* out) {
+  TileQ4_K t;
+  std::memcpy(&t, tile, sizeof t);
+  BlockQ4_K b;
+  for (int m = 0; m < 4; ++m) {
+    for (int h = 0; h < 2; ++h) std::memcpy(b.qs + 32 * m + 16 * h, &t.qs[m][h][16 * i], 16);
+  }
+  b.d = t.d[i];
+  b.dmin = t.dmin[i];
+  uint8_t sc[8], mn[8];
+  for (int j = 0; j < 8; ++j) {
+    sc[j] = t.sc[j][i];
+    mn[j] = t.mn[j][i];
+  }
+  q4k_pack_scales(sc, mn, b.scales);
+  std::memcpy(out, &b, sizeof b);
+}
+
 }  // namespace
 
 bool interleavable(const MatrixView& w) {
@@ -24,7 +65,15 @@ bool interleavable(const MatrixView& w) {
 }
 
 size_t interleaved_bytes(const MatrixView& w) {
-  return size_t(tiles_of(w) * kTile) * w.row_stride;
+  return size_t(tiles_of(w) * tile_bytes(w));
+}
+
+int64_t tile_block_bytes(gguf::TensorType t) {
+  return t == gguf::TensorType::Q4_K ? int64_t(sizeof(TileQ4_K)) : kTile * block_shape(t).bytes;
+}
+
+const uint8_t* tile_at(const MatrixView& w, int64_t row) {
+  return static_cast<const uint8_t*>(w.data) + (row / kTile) * tile_bytes(w);
 }
 
 MatrixView interleave_rows4(const MatrixView& w, uint8_t* dst, ThreadPool* pool) {
@@ -32,16 +81,24 @@ MatrixView interleave_rows4(const MatrixView& w, uint8_t* dst, ThreadPool* pool)
     throw std::invalid_argument("interleave_rows4: only a plain, packed quantized matrix");
   }
   const int64_t block = block_shape(w.type).bytes;
-  const int64_t nb = int64_t(w.row_stride) / block;
+  const int64_t nb = blocks_per_row(w);
   const auto* src = static_cast<const uint8_t*>(w.data);
+  const bool q4_k = w.type == gguf::TensorType::Q4_K;
   auto copy_tiles = [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      uint8_t* out = dst + t * kTile * int64_t(w.row_stride);
+      uint8_t* out = dst + t * tile_bytes(w);
       const uint8_t* rows[kTile];
       for (int64_t i = 0; i < kTile; ++i) {
         rows[i] = src + std::min(t * kTile + i, w.rows - 1) * int64_t(w.row_stride);
       }
       for (int64_t b = 0; b < nb; ++b) {
+        if (q4_k) {
+          const uint8_t* blocks[kTile];
+          for (int64_t i = 0; i < kTile; ++i) blocks[i] = rows[i] + b * block;
+          pack_q4_k(blocks, out);
+          out += sizeof(TileQ4_K);
+          continue;
+        }
         for (int64_t i = 0; i < kTile; ++i, out += block) {
           std::memcpy(out, rows[i] + b * block, size_t(block));
         }
@@ -61,11 +118,15 @@ MatrixView interleave_rows4(const MatrixView& w, uint8_t* dst, ThreadPool* pool)
 
 void copy_plain_row(const MatrixView& w, int64_t row, uint8_t* out) {
   const int64_t block = block_shape(w.type).bytes;
-  const int64_t nb = int64_t(w.row_stride) / block;
-  const auto* tile =
-      static_cast<const uint8_t*>(w.data) + (row / kTile) * kTile * int64_t(w.row_stride);
+  const int64_t nb = blocks_per_row(w);
+  const uint8_t* tile = tile_at(w, row);
+  const int i = int(row % kTile);
   for (int64_t b = 0; b < nb; ++b) {
-    std::memcpy(out + b * block, tile + (b * kTile + row % kTile) * block, size_t(block));
+    if (w.type == gguf::TensorType::Q4_K) {
+      unpack_q4_k(tile + b * int64_t(sizeof(TileQ4_K)), i, out + b * block);
+    } else {
+      std::memcpy(out + b * block, tile + (b * kTile + i) * block, size_t(block));
+    }
   }
 }
 

@@ -5,8 +5,8 @@
 // the 4 rows are 4 streams a row apart, and a decode step (one x row) is bound by how many
 // cache misses a core keeps in flight, not by bandwidth. Interleaved, block b of the 4 rows
 // sits side by side (tile t = rows 4t..4t+3, in block order), so a tile is one sequential stream
-// the prefetchers follow. The block bytes themselves are unchanged, so every product is
-// bit-identical to the plain layout's. A last partial tile repeats its last row.
+// the prefetchers follow. The values are unchanged (for Q4_K only rearranged), so every product
+// is bit-identical to the plain layout's. A last partial tile repeats its last row.
 #include <cstddef>
 #include <cstdint>
 
@@ -20,6 +20,14 @@ bool interleavable(const MatrixView& w);
 
 // Bytes interleave_rows4 writes for w.
 size_t interleaved_bytes(const MatrixView& w);
+
+// Bytes of one block (one super-block for the K types) of a 4-row tile: 4 blocks side by side,
+// or a TileQ4_K (kernels/blocks.h) for Q4_K, whose nibbles and scales are stored ready for the
+// kernel instead.
+int64_t tile_block_bytes(gguf::TensorType t);
+
+// Start of the tile holding weight row `row` of an interleaved matrix.
+const uint8_t* tile_at(const MatrixView& w, int64_t row);
 
 // Writes w's rows in tiles of 4 to dst (interleaved_bytes(w) bytes) and returns the view of
 // that copy. pool may be null.

@@ -20,6 +20,7 @@
 #include "kernels/avx512_loaders.h"
 #include "kernels/avx512_loaders_extra.h"
 #include "kernels/fp16.h"
+#include "kernels/interleave.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/quantize.h"
 
@@ -114,10 +115,14 @@ BATON_AVX512_INLINE void quad_block(const Packed& p, int64_t b, const uint8_t* c
 // Accumulates NR x rows against one 4-row tile over every block. The operations for one
 // (row, x row) pair are the same whatever NR and the source are: NR only decides how many
 // pairs share a weight block.
+// The source comes by reference and is copied here: a struct holding vector registers passed by
+// value from code built without AVX-512 (quad_dispatch) would be laid out differently by the
+// caller and this function (GCC's -Wpsabi), and garble the arguments after it.
 template <class Source, int NR>
-BATON_AVX512 void quad_tile(Source src, const QuantizedX& x, int64_t r0, float* y, int64_t y_stride,
-                            int64_t o0, int64_t n_valid) {
+BATON_AVX512 void quad_tile(const Source& source, const QuantizedX& x, int64_t r0, float* y,
+                            int64_t y_stride, int64_t o0, int64_t n_valid) {
   using Loader = typename Source::L;
+  Source src = source;
   __m512 acc[NR];
   const uint8_t* xq[NR];
   const float* xd[NR];
@@ -180,7 +185,8 @@ void tile_rows(const MatrixView& w, int64_t o0, const uint8_t* rows[4]) {
   const auto* base = static_cast<const uint8_t*>(w.data);
   if (w.interleave == 4) {
     const int64_t block = int64_t(block_shape(w.type).bytes);
-    for (int i = 0; i < 4; ++i) rows[i] = base + o0 * int64_t(w.row_stride) + i * block;
+    const uint8_t* tile = tile_at(w, o0);
+    for (int i = 0; i < 4; ++i) rows[i] = tile + i * block;  // (a Q4_K tile reads rows[0] only)
     return;
   }
   for (int i = 0; i < 4; ++i) {
@@ -211,7 +217,7 @@ void quant_rows(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64
       src.loader.rows = rows;
       src.loader.interleave = w.interleave;
       if (w.interleave == 4) {
-        src.group_bytes = 4 * (rows[1] - rows[0]) * Loader::kGroup;
+        src.group_bytes = tile_block_bytes(w.type);
         src.prefetched = rows[0];
       }
       quad_dispatch(int(x.n_x), src, x, 0, y, w.rows, o0, std::min<int64_t>(4, o_end - o0));
@@ -314,6 +320,9 @@ LaneForm avx512_lane_form(TensorType t) {
 
 void quant_rows_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
                        float* y) {
+  if (w.type == TensorType::Q4_K && w.interleave == 4) {
+    return quant_rows<avx512::LoaderQ4_KTile>(w, x, o_begin, o_end, y);
+  }
   with_loader(w.type, [&]<class L>() { quant_rows<L>(w, x, o_begin, o_end, y); });
 }
 

@@ -56,7 +56,8 @@ TEST(Interleave, SameResultsAsThePlainLayout) {
     const int64_t cols = block_shape(type).elems == 256 ? 512 : 128;
     for (int64_t rows : {1, 4, 7, 13, 64}) {
       const Pair m = make_pair(type, rows, cols, seed++);
-      EXPECT_EQ(interleaved_bytes(m.p), size_t((rows + 3) / 4 * 4) * m.p.row_stride);
+      EXPECT_EQ(interleaved_bytes(m.p),
+                size_t((rows + 3) / 4 * (cols / block_shape(type).elems) * tile_block_bytes(type)));
       for (int64_t n_x : {1, 3, 8, 9, 20}) {
         const auto x = random_values(n_x * cols, seed++);
         std::vector<float> yp(size_t(n_x * rows)), yt(yp.size()), ytp(yp.size());
@@ -65,7 +66,7 @@ TEST(Interleave, SameResultsAsThePlainLayout) {
         matmul_at(SimdLevel::Avx512, m.t, x.data(), n_x, ytp.data(), &pool);
         const std::string what = std::string(gguf::type_name(type)) + " rows " +
                                  std::to_string(rows) + " n_x " + std::to_string(n_x);
-        EXPECT_TRUE(same_bits(yp, yt)) << what;
+        EXPECT_TRUE(same_bits(yp, yt)) << what << " first: " << yp[0] << " vs " << yt[0];
         EXPECT_TRUE(same_bits(yp, ytp)) << what << " (threads)";
       }
       std::vector<float> rp(static_cast<size_t>(cols)), rt(static_cast<size_t>(cols));
