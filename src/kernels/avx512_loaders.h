@@ -264,4 +264,47 @@ struct LoaderQ6_K : LoaderRows {
   }
 };
 
+// Q6_K in the interleaved tile layout (TileQ6_K): LoaderQ6_K's values and scales from bytes
+// that load straight into lanes.
+struct LoaderQ6_KTile : LoaderRows {
+  static constexpr bool kSplit = true, kOffset = false, kHalfOffset = false;
+  static constexpr int kBias = 32;  // the level is q + 32
+  static constexpr int kGroup = 8;
+  __m512 scale[4];  // scale[q] lane 4v + i: d * sc of 16-element sub-block 4q + v of row i
+  __m512i ql[2][2], qh[2];
+  BATON_AVX512_INLINE void load(int64_t sb, int j, Quad& q) {
+    const auto* t = reinterpret_cast<const TileQ6_K*>(rows[0] + sb * int64_t(sizeof(TileQ6_K)));
+    const int n = j / 4, k = j % 4;
+    if (j == 0) prepare(t);
+    if (k == 0) {
+      qh[0] = _mm512_loadu_si512(t->qh[n][0]);
+      qh[1] = _mm512_loadu_si512(t->qh[n][1]);
+    }
+    if (k < 2) {
+      ql[k][0] = _mm512_loadu_si512(t->ql[n][k][0]);
+      ql[k][1] = _mm512_loadu_si512(t->ql[n][k][1]);
+    }
+    __m512i ql_lo = ql[k & 1][0], ql_hi = ql[k & 1][1];
+    if (k >= 2) {
+      ql_lo = _mm512_srli_epi16(ql_lo, 4);
+      ql_hi = _mm512_srli_epi16(ql_hi, 4);
+    }
+    const __m128i hs = _mm_cvtsi32_si128(2 * k);
+    q.lo = q6_combine(ql_lo, qh[0], hs);
+    q.hi = q6_combine(ql_hi, qh[1], hs);
+    const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    const __m512 s = scale[j / 2];  // sub-blocks 2j, 2j + 1 sit at v = 2 (j % 2) and + 1
+    q.slo = _mm512_permutexvar_ps(_mm512_add_epi32(spread, _mm512_set1_epi32(8 * (j % 2))), s);
+    q.shi = _mm512_permutexvar_ps(_mm512_add_epi32(spread, _mm512_set1_epi32(8 * (j % 2) + 4)), s);
+  }
+  BATON_AVX512_INLINE void prepare(const TileQ6_K* t) {
+    const __m512 d = _mm512_broadcast_f32x4(
+        _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(t->d))));
+    for (int q = 0; q < 4; ++q) {
+      const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t->scales[4 * q]));
+      scale[q] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)));
+    }
+  }
+};
+
 }  // namespace baton::kernels::avx512

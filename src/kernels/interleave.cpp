@@ -39,6 +39,41 @@ void pack_q4_k(const uint8_t* const rows[kTile], uint8_t* out) {
   std::memcpy(out, &t, sizeof t);
 }
 
+void pack_q6_k(const uint8_t* const rows[kTile], uint8_t* out) {
+  TileQ6_K t;
+  for (int i = 0; i < kTile; ++i) {
+    const auto& b = *reinterpret_cast<const BlockQ6_K*>(rows[i]);
+    for (int n = 0; n < 2; ++n) {
+      for (int h = 0; h < 2; ++h) {
+        for (int c = 0; c < 2; ++c) {
+          std::memcpy(&t.ql[n][c][h][16 * i], b.ql + 64 * n + 32 * c + 16 * h, 16);
+        }
+        std::memcpy(&t.qh[n][h][16 * i], b.qh + 32 * n + 16 * h, 16);
+      }
+    }
+    for (int v = 0; v < 16; ++v) t.scales[v][i] = b.scales[v];
+    t.d[i] = b.d;
+  }
+  std::memcpy(out, &t, sizeof t);
+}
+
+void unpack_q6_k(const uint8_t* tile, int i, uint8_t* out) {
+  TileQ6_K t;
+  std::memcpy(&t, tile, sizeof t);
+  BlockQ6_K b;
+  for (int n = 0; n < 2; ++n) {
+    for (int h = 0; h < 2; ++h) {
+      for (int c = 0; c < 2; ++c) {
+        std::memcpy(b.ql + 64 * n + 32 * c + 16 * h, &t.ql[n][c][h][16 * i], 16);
+      }
+      std::memcpy(b.qh + 32 * n + 16 * h, &t.qh[n][h][16 * i], 16);
+    }
+  }
+  for (int v = 0; v < 16; ++v) b.scales[v] = t.scales[v][i];
+  b.d = t.d[i];
+  std::memcpy(out, &b, sizeof b);
+}
+
 void unpack_q4_k(const uint8_t* tile, int i, uint8_t* out) {
   TileQ4_K t;
   std::memcpy(&t, tile, sizeof t);
@@ -83,7 +118,7 @@ MatrixView interleave_rows4(const MatrixView& w, uint8_t* dst, ThreadPool* pool)
   const int64_t block = block_shape(w.type).bytes;
   const int64_t nb = blocks_per_row(w);
   const auto* src = static_cast<const uint8_t*>(w.data);
-  const bool q4_k = w.type == gguf::TensorType::Q4_K;
+  const bool q4_k = w.type == gguf::TensorType::Q4_K, q6_k = w.type == gguf::TensorType::Q6_K;
   auto copy_tiles = [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       uint8_t* out = dst + t * tile_bytes(w);
@@ -92,11 +127,11 @@ MatrixView interleave_rows4(const MatrixView& w, uint8_t* dst, ThreadPool* pool)
         rows[i] = src + std::min(t * kTile + i, w.rows - 1) * int64_t(w.row_stride);
       }
       for (int64_t b = 0; b < nb; ++b) {
-        if (q4_k) {
+        if (q4_k || q6_k) {
           const uint8_t* blocks[kTile];
           for (int64_t i = 0; i < kTile; ++i) blocks[i] = rows[i] + b * block;
-          pack_q4_k(blocks, out);
-          out += sizeof(TileQ4_K);
+          q4_k ? pack_q4_k(blocks, out) : pack_q6_k(blocks, out);
+          out += tile_block_bytes(w.type);
           continue;
         }
         for (int64_t i = 0; i < kTile; ++i, out += block) {
@@ -124,6 +159,8 @@ void copy_plain_row(const MatrixView& w, int64_t row, uint8_t* out) {
   for (int64_t b = 0; b < nb; ++b) {
     if (w.type == gguf::TensorType::Q4_K) {
       unpack_q4_k(tile + b * int64_t(sizeof(TileQ4_K)), i, out + b * block);
+    } else if (w.type == gguf::TensorType::Q6_K) {
+      unpack_q6_k(tile + b * int64_t(sizeof(TileQ6_K)), i, out + b * block);
     } else {
       std::memcpy(out + b * block, tile + (b * kTile + i) * block, size_t(block));
     }

@@ -5,8 +5,8 @@
 // the 4 rows are 4 streams a row apart, and a decode step (one x row) is bound by how many
 // cache misses a core keeps in flight, not by bandwidth. Interleaved, block b of the 4 rows
 // sits side by side (tile t = rows 4t..4t+3, in block order), so a tile is one sequential stream
-// the prefetchers follow. The values are unchanged (for Q4_K only rearranged), so every product
-// is bit-identical to the plain layout's. A last partial tile repeats its last row.
+// the prefetchers follow. The values are unchanged (for Q4_K and Q6_K only rearranged), so every
+// product is bit-identical to the plain layout's. A last partial tile repeats its last row.
 #include <cstddef>
 #include <cstdint>
 
@@ -22,8 +22,8 @@ bool interleavable(const MatrixView& w);
 size_t interleaved_bytes(const MatrixView& w);
 
 // Bytes of one block (one super-block for the K types) of a 4-row tile: 4 blocks side by side,
-// or a TileQ4_K (kernels/blocks.h) for Q4_K, whose nibbles and scales are stored ready for the
-// kernel instead.
+// or for Q4_K and Q6_K a TileQ4_K / TileQ6_K (kernels/blocks.h), which store the same values
+// grouped ready for the kernel's registers.
 int64_t tile_block_bytes(gguf::TensorType t);
 
 // Start of the tile holding weight row `row` of an interleaved matrix.

@@ -323,6 +323,9 @@ void quant_rows_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin
   if (w.type == TensorType::Q4_K && w.interleave == 4) {
     return quant_rows<avx512::LoaderQ4_KTile>(w, x, o_begin, o_end, y);
   }
+  if (w.type == TensorType::Q6_K && w.interleave == 4) {
+    return quant_rows<avx512::LoaderQ6_KTile>(w, x, o_begin, o_end, y);
+  }
   with_loader(w.type, [&]<class L>() { quant_rows<L>(w, x, o_begin, o_end, y); });
 }
 
