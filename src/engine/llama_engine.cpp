@@ -4,6 +4,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <stdexcept>
 
@@ -126,7 +127,10 @@ std::unique_ptr<LlamaEngine> load_llama_engine(const std::string& path, const En
   mo.kv_type = parse_kv_type(opts.kv_type);
   mo.block_size = opts.block_size;
   mo.interleave_weights = opts.interleave_weights;
+  const auto load_start = std::chrono::steady_clock::now();
   auto model = std::make_unique<model::LlamaModel>(std::move(file), mo);
+  const double load_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   if (tok->n_vocab() != model->hparams().n_vocab) {
     log::warn("{}: tokenizer has {} tokens but token_embd has {} rows", path, tok->n_vocab(),
               model->hparams().n_vocab);
@@ -136,8 +140,10 @@ std::unique_ptr<LlamaEngine> load_llama_engine(const std::string& path, const En
             model::arch_name(h.arch), h.n_layer, h.n_embd, h.n_head, h.n_head_kv, h.n_ff, h.n_vocab,
             model->pool().size());
   if (model->interleaved_bytes() > 0) {
-    log::info("weights: {:.0f} MB rewritten in 4-row tiles for the avx512-vnni kernels",
-              double(model->interleaved_bytes()) / 1048576.0);
+    log::info(
+        "weights: {:.0f} MB rewritten in 4-row tiles for the avx512-vnni kernels "
+        "(model ready in {:.1f} s)",
+        double(model->interleaved_bytes()) / 1048576.0, load_s);
   }
   return std::make_unique<LlamaEngine>(std::move(model), std::move(tok), fp);
 }
