@@ -25,34 +25,70 @@ int64_t tile_bytes(const MatrixView& w) {
   return blocks_per_row(w) * tile_block_bytes(w.type);
 }
 
+// Copies one direction between a plain byte range and its place in a tile.
+void move_bytes(bool to_tile, void* tile, void* plain, size_t n) {
+  if (to_tile) {
+    std::memcpy(tile, plain, n);
+  } else {
+    std::memcpy(plain, tile, n);
+  }
+}
+
+// Row i's nibbles, d and dmin between a Q4_K block and its tile (the scales are repacked apart).
+void q4_k_bytes(bool to_tile, TileQ4_K& t, BlockQ4_K& b, int i) {
+  for (int m = 0; m < 4; ++m) {
+    for (int h = 0; h < 2; ++h)
+      move_bytes(to_tile, &t.qs[m][h][16 * i], b.qs + 32 * m + 16 * h, 16);
+  }
+  move_bytes(to_tile, &t.d[i], &b.d, 2);
+  move_bytes(to_tile, &t.dmin[i], &b.dmin, 2);
+}
+
+// Every byte of row i between a Q6_K block and its tile.
+void q6_k_bytes(bool to_tile, TileQ6_K& t, BlockQ6_K& b, int i) {
+  for (int n = 0; n < 2; ++n) {
+    for (int h = 0; h < 2; ++h) {
+      for (int c = 0; c < 2; ++c) {
+        move_bytes(to_tile, &t.ql[n][c][h][16 * i], b.ql + 64 * n + 32 * c + 16 * h, 16);
+      }
+      move_bytes(to_tile, &t.qh[n][h][16 * i], b.qh + 32 * n + 16 * h, 16);
+    }
+  }
+  for (int v = 0; v < 16; ++v) move_bytes(to_tile, &t.scales[v][i], &b.scales[v], 1);
+  move_bytes(to_tile, &t.d[i], &b.d, 2);
+}
+
 void pack_q4_k(const uint8_t* const rows[kTile], uint8_t* out) {
   TileQ4_K t;
   for (int i = 0; i < kTile; ++i) {
-    const auto& b = *reinterpret_cast<const BlockQ4_K*>(rows[i]);
-    for (int m = 0; m < 4; ++m) {
-      for (int h = 0; h < 2; ++h) std::memcpy(&t.qs[m][h][16 * i], b.qs + 32 * m + 16 * h, 16);
-    }
-    t.d[i] = b.d;
-    t.dmin[i] = b.dmin;
+    BlockQ4_K b;
+    std::memcpy(&b, rows[i], sizeof b);
+    q4_k_bytes(true, t, b, i);
     for (int j = 0; j < 8; ++j) q4k_scale_min(j, b.scales, &t.sc[j][i], &t.mn[j][i]);
   }
   std::memcpy(out, &t, sizeof t);
 }
 
+void unpack_q4_k(const uint8_t* tile, int i, uint8_t* out) {
+  TileQ4_K t;
+  std::memcpy(&t, tile, sizeof t);
+  BlockQ4_K b;
+  q4_k_bytes(false, t, b, i);
+  uint8_t sc[8], mn[8];
+  for (int j = 0; j < 8; ++j) {
+    sc[j] = t.sc[j][i];
+    mn[j] = t.mn[j][i];
+  }
+  q4k_pack_scales(sc, mn, b.scales);
+  std::memcpy(out, &b, sizeof b);
+}
+
 void pack_q6_k(const uint8_t* const rows[kTile], uint8_t* out) {
   TileQ6_K t;
   for (int i = 0; i < kTile; ++i) {
-    const auto& b = *reinterpret_cast<const BlockQ6_K*>(rows[i]);
-    for (int n = 0; n < 2; ++n) {
-      for (int h = 0; h < 2; ++h) {
-        for (int c = 0; c < 2; ++c) {
-          std::memcpy(&t.ql[n][c][h][16 * i], b.ql + 64 * n + 32 * c + 16 * h, 16);
-        }
-        std::memcpy(&t.qh[n][h][16 * i], b.qh + 32 * n + 16 * h, 16);
-      }
-    }
-    for (int v = 0; v < 16; ++v) t.scales[v][i] = b.scales[v];
-    t.d[i] = b.d;
+    BlockQ6_K b;
+    std::memcpy(&b, rows[i], sizeof b);
+    q6_k_bytes(true, t, b, i);
   }
   std::memcpy(out, &t, sizeof t);
 }
@@ -61,34 +97,7 @@ void unpack_q6_k(const uint8_t* tile, int i, uint8_t* out) {
   TileQ6_K t;
   std::memcpy(&t, tile, sizeof t);
   BlockQ6_K b;
-  for (int n = 0; n < 2; ++n) {
-    for (int h = 0; h < 2; ++h) {
-      for (int c = 0; c < 2; ++c) {
-        std::memcpy(b.ql + 64 * n + 32 * c + 16 * h, &t.ql[n][c][h][16 * i], 16);
-      }
-      std::memcpy(b.qh + 32 * n + 16 * h, &t.qh[n][h][16 * i], 16);
-    }
-  }
-  for (int v = 0; v < 16; ++v) b.scales[v] = t.scales[v][i];
-  b.d = t.d[i];
-  std::memcpy(out, &b, sizeof b);
-}
-
-void unpack_q4_k(const uint8_t* tile, int i, uint8_t* out) {
-  TileQ4_K t;
-  std::memcpy(&t, tile, sizeof t);
-  BlockQ4_K b;
-  for (int m = 0; m < 4; ++m) {
-    for (int h = 0; h < 2; ++h) std::memcpy(b.qs + 32 * m + 16 * h, &t.qs[m][h][16 * i], 16);
-  }
-  b.d = t.d[i];
-  b.dmin = t.dmin[i];
-  uint8_t sc[8], mn[8];
-  for (int j = 0; j < 8; ++j) {
-    sc[j] = t.sc[j][i];
-    mn[j] = t.mn[j][i];
-  }
-  q4k_pack_scales(sc, mn, b.scales);
+  q6_k_bytes(false, t, b, i);
   std::memcpy(out, &b, sizeof b);
 }
 
