@@ -167,7 +167,7 @@ void LlamaModel::forward(const std::vector<SeqSlice>& seqs,
 
 void LlamaModel::layer(int32_t il, Acts& a) {
   const auto& L = w_.layers[il];
-  const int64_t n = a.n, E = h_.n_embd, QD = h_.q_dim(), KD = h_.kv_dim(), F = h_.n_ff;
+  const int64_t n = a.n, E = h_.n_embd, QD = h_.q_dim(), KD = h_.kv_dim();
   const int64_t P = rope_->n_pairs(), HD = h_.head_dim;
   a.q.resize(n * QD);
   a.k.resize(n * KD);
@@ -178,21 +178,7 @@ void LlamaModel::layer(int32_t il, Acts& a) {
   for_rows(n, [&](int64_t r) {
     rms_norm(a.x.data() + r * E, L.attn_norm.data(), E, h_.rms_eps, a.xn.data() + r * E);
   });
-  if (L.wqkv.data != nullptr) {  // one pass over the stacked matrices, then each row split
-    const int64_t T = QD + 2 * KD;
-    a.fused.resize(n * T);
-    kernels::matmul(L.wqkv, a.xn.data(), n, a.fused.data(), pool_.get());
-    for (int64_t r = 0; r < n; ++r) {
-      const float* row = a.fused.data() + r * T;
-      std::copy(row, row + QD, a.q.data() + r * QD);
-      std::copy(row + QD, row + QD + KD, a.k.data() + r * KD);
-      std::copy(row + QD + KD, row + T, a.v.data() + r * KD);
-    }
-  } else {
-    kernels::matmul(L.wq, a.xn.data(), n, a.q.data(), pool_.get());
-    kernels::matmul(L.wk, a.xn.data(), n, a.k.data(), pool_.get());
-    kernels::matmul(L.wv, a.xn.data(), n, a.v.data(), pool_.get());
-  }
+  project_qkv(L, a);
   add_bias(a.q.data(), L.bq, n);
   add_bias(a.k.data(), L.bk, n);
   add_bias(a.v.data(), L.bv, n);
@@ -219,26 +205,54 @@ void LlamaModel::layer(int32_t il, Acts& a) {
   kernels::matmul(L.wo, a.att.data(), n, a.tmp.data(), pool_.get());
   add_inplace(a.x.data(), a.tmp.data(), n * E);
 
-  a.gate.resize(n * F);
-  a.up.resize(n * F);
   for_rows(n, [&](int64_t r) {
     rms_norm(a.x.data() + r * E, L.ffn_norm.data(), E, h_.rms_eps, a.xn.data() + r * E);
   });
-  if (L.w_gate_up.data != nullptr) {
-    a.fused.resize(n * 2 * F);
-    kernels::matmul(L.w_gate_up, a.xn.data(), n, a.fused.data(), pool_.get());
-    for_rows(n, [&](int64_t r) {
-      float* row = a.fused.data() + r * 2 * F;
-      silu_mul(row, row + F, F);
-      std::copy(row, row + F, a.gate.data() + r * F);
-    });
-  } else {
+  gate_up(L, a);
+  kernels::matmul(L.w_down, a.gate.data(), n, a.tmp.data(), pool_.get());
+  add_inplace(a.x.data(), a.tmp.data(), n * E);
+}
+
+// q, k and v of every row from a.xn: one matmul over the stacked matrices when the weights are
+// stacked (then each row split), else three.
+void LlamaModel::project_qkv(const LayerWeights& L, Acts& a) {
+  const int64_t n = a.n, QD = h_.q_dim(), KD = h_.kv_dim();
+  if (L.wqkv.data == nullptr) {
+    kernels::matmul(L.wq, a.xn.data(), n, a.q.data(), pool_.get());
+    kernels::matmul(L.wk, a.xn.data(), n, a.k.data(), pool_.get());
+    kernels::matmul(L.wv, a.xn.data(), n, a.v.data(), pool_.get());
+    return;
+  }
+  const int64_t T = QD + 2 * KD;
+  a.fused.resize(n * T);
+  kernels::matmul(L.wqkv, a.xn.data(), n, a.fused.data(), pool_.get());
+  for (int64_t r = 0; r < n; ++r) {
+    const float* row = a.fused.data() + r * T;
+    std::copy(row, row + QD, a.q.data() + r * QD);
+    std::copy(row + QD, row + QD + KD, a.k.data() + r * KD);
+    std::copy(row + QD + KD, row + T, a.v.data() + r * KD);
+  }
+}
+
+// a.gate = silu(gate) * up of every row of a.xn, from the stacked gate|up matrix when there is
+// one.
+void LlamaModel::gate_up(const LayerWeights& L, Acts& a) {
+  const int64_t n = a.n, F = h_.n_ff;
+  a.gate.resize(n * F);
+  if (L.w_gate_up.data == nullptr) {
+    a.up.resize(n * F);
     kernels::matmul(L.w_gate, a.xn.data(), n, a.gate.data(), pool_.get());
     kernels::matmul(L.w_up, a.xn.data(), n, a.up.data(), pool_.get());
     for_rows(n, [&](int64_t r) { silu_mul(a.gate.data() + r * F, a.up.data() + r * F, F); });
+    return;
   }
-  kernels::matmul(L.w_down, a.gate.data(), n, a.tmp.data(), pool_.get());
-  add_inplace(a.x.data(), a.tmp.data(), n * E);
+  a.fused.resize(n * 2 * F);
+  kernels::matmul(L.w_gate_up, a.xn.data(), n, a.fused.data(), pool_.get());
+  for_rows(n, [&](int64_t r) {
+    float* row = a.fused.data() + r * 2 * F;
+    silu_mul(row, row + F, F);
+    std::copy(row, row + F, a.gate.data() + r * F);
+  });
 }
 
 void LlamaModel::attention(int32_t il, Acts& a) {

@@ -59,6 +59,8 @@ class LlamaModel {
   struct Acts;
   void validate(const std::vector<SeqSlice>& seqs) const;
   void layer(int32_t il, Acts& a);
+  void project_qkv(const LayerWeights& L, Acts& a);
+  void gate_up(const LayerWeights& L, Acts& a);
   void attention(int32_t il, Acts& a);
   template <typename F>
   void for_rows(int64_t n, F&& fn);
