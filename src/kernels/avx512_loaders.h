@@ -48,15 +48,31 @@ BATON_AVX512_INLINE __m512i gather16(const uint8_t* const p[4], int64_t offset) 
   return _mm512_inserti64x4(_mm512_castsi256_si512(a), c, 1);
 }
 
+// Lanes 4i..4i+3 all take lane `from` + i of v (one value per row of a 4-row tile).
+BATON_AVX512_INLINE __m512i spread4_index(int from) {
+  return _mm512_add_epi32(_mm512_set1_epi32(from),
+                          _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3));
+}
+BATON_AVX512_INLINE __m512 spread4_at(__m512 v, int from) {
+  return _mm512_permutexvar_ps(spread4_index(from), v);
+}
+// The same in lane 4i only, zero elsewhere (offsets, which one lane per row carries).
+BATON_AVX512_INLINE __m512 spread4_first_at(__m512 v, int from) {
+  return _mm512_maskz_permutexvar_ps(0x1111, spread4_index(from), v);
+}
+
 // [v0 v0 v0 v0 v1 v1 v1 v1 ...]
 BATON_AVX512_INLINE __m512 spread4(__m128 v) {
-  const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-  return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(v));
+  return spread4_at(_mm512_castps128_ps512(v), 0);
 }
 
 BATON_AVX512_INLINE __m512 spread4_first(__m128 v) {
-  const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-  return _mm512_maskz_permutexvar_ps(0x1111, idx, _mm512_castps128_ps512(v));
+  return spread4_first_at(_mm512_castps128_ps512(v), 0);
+}
+
+// 4 f16 values at p as floats, repeated in each 128-bit lane (per-row scales of a tile).
+BATON_AVX512_INLINE __m512 f16x4_lanes(const uint16_t* p) {
+  return _mm512_broadcast_f32x4(_mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
 
 BATON_AVX512_INLINE __m128 f16x4(const uint8_t* const p[4], int64_t offset) {
@@ -193,12 +209,8 @@ struct LoaderQ4_KTile : LoaderRows {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     q.lo = _mm512_and_si512((j & 1) ? _mm512_srli_epi16(pair_lo, 4) : pair_lo, m4);
     q.hi = _mm512_and_si512((j & 1) ? _mm512_srli_epi16(pair_hi, 4) : pair_hi, m4);
-    const int k = j % 4;  // lanes 4i..4i+3 take lane 4k + i
-    const __m512i idx =
-        _mm512_add_epi32(_mm512_set1_epi32(4 * k),
-                         _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3));
-    q.slo = _mm512_permutexvar_ps(idx, j < 4 ? s_lo : s_hi);
-    q.off = _mm512_maskz_permutexvar_ps(0x1111, idx, j < 4 ? o_lo : o_hi);
+    q.slo = spread4_at(j < 4 ? s_lo : s_hi, 4 * (j % 4));
+    q.off = spread4_first_at(j < 4 ? o_lo : o_hi, 4 * (j % 4));
   }
   // 16 bytes as floats (a lambda would not inherit the target attribute).
   static BATON_AVX512_INLINE __m512 bytes(const uint8_t* p) {
@@ -206,10 +218,7 @@ struct LoaderQ4_KTile : LoaderRows {
         _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
   }
   BATON_AVX512_INLINE void prepare(const TileQ4_K* t) {
-    const __m512 d = _mm512_broadcast_f32x4(
-        _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(t->d))));
-    const __m512 dmin = _mm512_broadcast_f32x4(
-        _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(t->dmin))));
+    const __m512 d = f16x4_lanes(t->d), dmin = f16x4_lanes(t->dmin);
     const __m512 eight = _mm512_set1_ps(8.0f);
     s_lo = _mm512_mul_ps(bytes(t->sc[0]), d);
     s_hi = _mm512_mul_ps(bytes(t->sc[4]), d);
@@ -223,6 +232,20 @@ BATON_AVX512_INLINE __m512i q6_combine(__m512i l, __m512i h, __m128i hs) {
   const __m512i m4 = _mm512_set1_epi8(0x0F), m2 = _mm512_set1_epi8(3);
   const __m512i hb = _mm512_slli_epi16(_mm512_and_si512(_mm512_srl_epi16(h, hs), m2), 4);
   return _mm512_or_si512(_mm512_and_si512(l, m4), hb);
+}
+
+// The levels of 32-element block k (0..3) of a Q6_K half in lane form, from that half's ql
+// chunks (ql[c]: bytes 32c.., lo and hi 16 each; block k takes chunk k % 2, high nibbles for
+// k >= 2) and its qh bytes (bits 2k).
+BATON_AVX512_INLINE void q6_levels(const __m512i ql[2][2], const __m512i qh[2], int k, Quad& q) {
+  __m512i ql_lo = ql[k & 1][0], ql_hi = ql[k & 1][1];
+  if (k >= 2) {
+    ql_lo = _mm512_srli_epi16(ql_lo, 4);
+    ql_hi = _mm512_srli_epi16(ql_hi, 4);
+  }
+  const __m128i hs = _mm_cvtsi32_si128(2 * k);
+  q.lo = q6_combine(ql_lo, qh[0], hs);
+  q.hi = q6_combine(ql_hi, qh[1], hs);
 }
 
 struct LoaderQ6_K : LoaderRows {
@@ -240,15 +263,7 @@ struct LoaderQ6_K : LoaderRows {
     if (k < 2) {
       split_rows(rows, base + offsetof(BlockQ6_K, ql) + 64 * n + 32 * k, ql[k][0], ql[k][1]);
     }
-    __m512i ql_lo = ql[k & 1][0], ql_hi = ql[k & 1][1];
-    const __m512i qh_lo = qh[0], qh_hi = qh[1];
-    if (k >= 2) {
-      ql_lo = _mm512_srli_epi16(ql_lo, 4);
-      ql_hi = _mm512_srli_epi16(ql_hi, 4);
-    }
-    const __m128i hs = _mm_cvtsi32_si128(int(2 * k));
-    q.lo = q6_combine(ql_lo, qh_lo, hs);
-    q.hi = q6_combine(ql_hi, qh_hi, hs);
+    q6_levels(ql, qh, k, q);
     q.slo = spread4(column(table, int(2 * j)));
     q.shi = spread4(column(table, int(2 * j + 1)));
   }
@@ -284,22 +299,13 @@ struct LoaderQ6_KTile : LoaderRows {
       ql[k][0] = _mm512_loadu_si512(t->ql[n][k][0]);
       ql[k][1] = _mm512_loadu_si512(t->ql[n][k][1]);
     }
-    __m512i ql_lo = ql[k & 1][0], ql_hi = ql[k & 1][1];
-    if (k >= 2) {
-      ql_lo = _mm512_srli_epi16(ql_lo, 4);
-      ql_hi = _mm512_srli_epi16(ql_hi, 4);
-    }
-    const __m128i hs = _mm_cvtsi32_si128(2 * k);
-    q.lo = q6_combine(ql_lo, qh[0], hs);
-    q.hi = q6_combine(ql_hi, qh[1], hs);
-    const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-    const __m512 s = scale[j / 2];  // sub-blocks 2j, 2j + 1 sit at v = 2 (j % 2) and + 1
-    q.slo = _mm512_permutexvar_ps(_mm512_add_epi32(spread, _mm512_set1_epi32(8 * (j % 2))), s);
-    q.shi = _mm512_permutexvar_ps(_mm512_add_epi32(spread, _mm512_set1_epi32(8 * (j % 2) + 4)), s);
+    q6_levels(ql, qh, k, q);
+    // Sub-blocks 2j and 2j + 1 sit in scale[j / 2] at v = 2 (j % 2) and v + 1.
+    q.slo = spread4_at(scale[j / 2], 8 * (j % 2));
+    q.shi = spread4_at(scale[j / 2], 8 * (j % 2) + 4);
   }
   BATON_AVX512_INLINE void prepare(const TileQ6_K* t) {
-    const __m512 d = _mm512_broadcast_f32x4(
-        _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(t->d))));
+    const __m512 d = f16x4_lanes(t->d);
     for (int q = 0; q < 4; ++q) {
       const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t->scales[4 * q]));
       scale[q] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)));

@@ -111,7 +111,7 @@ void matmul_at(SimdLevel level, const MatrixView& w, const float* x, int64_t n_x
   thread_local QuantizedX qx_storage;
   QuantizedX& qx = qx_storage;
   const int64_t nb = w.cols / kQK;
-  const LaneForm lanes = level == SimdLevel::Avx512 ? avx512_lane_form(w.type) : LaneForm{};
+  const LaneForm lanes = level == SimdLevel::Avx512 ? avx512_lane_form(w) : LaneForm{};
   resize_quantized_x(qx, n_x, nb, has_half_offsets(w.type), lanes);
   auto quantize = [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {

@@ -186,7 +186,7 @@ void tile_rows(const MatrixView& w, int64_t o0, const uint8_t* rows[4]) {
   if (w.interleave == 4) {
     const int64_t block = int64_t(block_shape(w.type).bytes);
     const uint8_t* tile = tile_at(w, o0);
-    for (int i = 0; i < 4; ++i) rows[i] = tile + i * block;  // (a Q4_K tile reads rows[0] only)
+    for (int i = 0; i < 4; ++i) rows[i] = tile + i * block;  // (Q4_K, Q6_K tiles: rows[0] only)
     return;
   }
   for (int i = 0; i < 4; ++i) {
@@ -279,18 +279,25 @@ BATON_AVX512 void quantize_x_row_avx512(const float* x, QuantizedX& q, int64_t r
 
 namespace {
 
-// Calls fn.template operator()<Loader>() with the loader of type t; false for a type without one.
+// Calls fn.template operator()<Loader>() with the loader of type t in the given layout
+// (interleave 1 or 4: Q4_K and Q6_K tiles have loaders of their own); false for a type without
+// one.
 template <class F>
-bool with_loader(TensorType t, F&& fn) {
+bool with_loader(TensorType t, int32_t interleave, F&& fn) {
+  const bool tiles = interleave == 4;
   switch (t) {
     case TensorType::Q8_0:
       return fn.template operator()<LoaderQ8_0>(), true;
     case TensorType::Q4_0:
       return fn.template operator()<LoaderQ4_0>(), true;
     case TensorType::Q4_K:
-      return fn.template operator()<LoaderQ4_K>(), true;
+      return tiles ? fn.template operator()<avx512::LoaderQ4_KTile>()
+                   : fn.template operator()<LoaderQ4_K>(),
+             true;
     case TensorType::Q6_K:
-      return fn.template operator()<LoaderQ6_K>(), true;
+      return tiles ? fn.template operator()<avx512::LoaderQ6_KTile>()
+                   : fn.template operator()<LoaderQ6_K>(),
+             true;
     case TensorType::Q4_1:
       return fn.template operator()<avx512::LoaderQ4_1>(), true;
     case TensorType::Q5_0:
@@ -312,21 +319,15 @@ bool with_loader(TensorType t, F&& fn) {
 
 }  // namespace
 
-LaneForm avx512_lane_form(TensorType t) {
+LaneForm avx512_lane_form(const MatrixView& w) {
   LaneForm form;
-  with_loader(t, [&]<class L>() { form = {L::kBias, L::kSplit}; });
+  with_loader(w.type, w.interleave, [&]<class L>() { form = {L::kBias, L::kSplit}; });
   return form;
 }
 
 void quant_rows_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
                        float* y) {
-  if (w.type == TensorType::Q4_K && w.interleave == 4) {
-    return quant_rows<avx512::LoaderQ4_KTile>(w, x, o_begin, o_end, y);
-  }
-  if (w.type == TensorType::Q6_K && w.interleave == 4) {
-    return quant_rows<avx512::LoaderQ6_KTile>(w, x, o_begin, o_end, y);
-  }
-  with_loader(w.type, [&]<class L>() { quant_rows<L>(w, x, o_begin, o_end, y); });
+  with_loader(w.type, w.interleave, [&]<class L>() { quant_rows<L>(w, x, o_begin, o_end, y); });
 }
 
 }  // namespace baton::kernels

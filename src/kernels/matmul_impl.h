@@ -56,8 +56,8 @@ void quantize_x_row_avx512(const float* x, QuantizedX& q, int64_t r);
 void half_sums_row(QuantizedX& q, int64_t r);
 // Fills corr of row r (when q.lanes.bias != 0).
 void lane_corrections_row(QuantizedX& q, int64_t r);
-// The lane form of the AVX-512 kernel for weights of type t.
-LaneForm avx512_lane_form(gguf::TensorType t);
+// The lane form of the AVX-512 kernel for w (its type and layout).
+LaneForm avx512_lane_form(const MatrixView& w);
 
 // One weight row in the form above, for the scalar and AVX2 kernels.
 struct UnpackedRow {
