@@ -34,18 +34,29 @@ void move_bytes(bool to_tile, void* tile, void* plain, size_t n) {
   }
 }
 
-// Row i's nibbles, d and dmin between a Q4_K block and its tile (the scales are repacked apart).
-void q4_k_bytes(bool to_tile, TileQ4_K& t, BlockQ4_K& b, int i) {
+// Moves row i between a block and its tile, in the direction to_tile says: Q4_K's nibbles, d
+// and dmin as bytes, its 6-bit scales and mins unpacked (or packed back).
+void tile_row(bool to_tile, TileQ4_K& t, BlockQ4_K& b, int i) {
   for (int m = 0; m < 4; ++m) {
     for (int h = 0; h < 2; ++h)
       move_bytes(to_tile, &t.qs[m][h][16 * i], b.qs + 32 * m + 16 * h, 16);
   }
   move_bytes(to_tile, &t.d[i], &b.d, 2);
   move_bytes(to_tile, &t.dmin[i], &b.dmin, 2);
+  if (to_tile) {
+    for (int j = 0; j < 8; ++j) q4k_scale_min(j, b.scales, &t.sc[j][i], &t.mn[j][i]);
+    return;
+  }
+  uint8_t sc[8], mn[8];
+  for (int j = 0; j < 8; ++j) {
+    sc[j] = t.sc[j][i];
+    mn[j] = t.mn[j][i];
+  }
+  q4k_pack_scales(sc, mn, b.scales);
 }
 
-// Every byte of row i between a Q6_K block and its tile.
-void q6_k_bytes(bool to_tile, TileQ6_K& t, BlockQ6_K& b, int i) {
+// Q6_K: every byte of row i, regrouped.
+void tile_row(bool to_tile, TileQ6_K& t, BlockQ6_K& b, int i) {
   for (int n = 0; n < 2; ++n) {
     for (int h = 0; h < 2; ++h) {
       for (int c = 0; c < 2; ++c) {
@@ -58,46 +69,24 @@ void q6_k_bytes(bool to_tile, TileQ6_K& t, BlockQ6_K& b, int i) {
   move_bytes(to_tile, &t.d[i], &b.d, 2);
 }
 
-void pack_q4_k(const uint8_t* const rows[kTile], uint8_t* out) {
-  TileQ4_K t;
+// One tile block from the 4 rows' blocks, and row i's block back from it.
+template <class Block, class Tile>
+void pack_tile(const uint8_t* const rows[kTile], uint8_t* out) {
+  Tile t;
   for (int i = 0; i < kTile; ++i) {
-    BlockQ4_K b;
+    Block b;
     std::memcpy(&b, rows[i], sizeof b);
-    q4_k_bytes(true, t, b, i);
-    for (int j = 0; j < 8; ++j) q4k_scale_min(j, b.scales, &t.sc[j][i], &t.mn[j][i]);
+    tile_row(true, t, b, i);
   }
   std::memcpy(out, &t, sizeof t);
 }
 
-void unpack_q4_k(const uint8_t* tile, int i, uint8_t* out) {
-  TileQ4_K t;
+template <class Block, class Tile>
+void unpack_tile(const uint8_t* tile, int i, uint8_t* out) {
+  Tile t;
   std::memcpy(&t, tile, sizeof t);
-  BlockQ4_K b;
-  q4_k_bytes(false, t, b, i);
-  uint8_t sc[8], mn[8];
-  for (int j = 0; j < 8; ++j) {
-    sc[j] = t.sc[j][i];
-    mn[j] = t.mn[j][i];
-  }
-  q4k_pack_scales(sc, mn, b.scales);
-  std::memcpy(out, &b, sizeof b);
-}
-
-void pack_q6_k(const uint8_t* const rows[kTile], uint8_t* out) {
-  TileQ6_K t;
-  for (int i = 0; i < kTile; ++i) {
-    BlockQ6_K b;
-    std::memcpy(&b, rows[i], sizeof b);
-    q6_k_bytes(true, t, b, i);
-  }
-  std::memcpy(out, &t, sizeof t);
-}
-
-void unpack_q6_k(const uint8_t* tile, int i, uint8_t* out) {
-  TileQ6_K t;
-  std::memcpy(&t, tile, sizeof t);
-  BlockQ6_K b;
-  q6_k_bytes(false, t, b, i);
+  Block b;
+  tile_row(false, t, b, i);
   std::memcpy(out, &b, sizeof b);
 }
 
@@ -139,7 +128,8 @@ MatrixView interleave_rows4(const MatrixView& w, uint8_t* dst, ThreadPool* pool)
         if (q4_k || q6_k) {
           const uint8_t* blocks[kTile];
           for (int64_t i = 0; i < kTile; ++i) blocks[i] = rows[i] + b * block;
-          q4_k ? pack_q4_k(blocks, out) : pack_q6_k(blocks, out);
+          q4_k ? pack_tile<BlockQ4_K, TileQ4_K>(blocks, out)
+               : pack_tile<BlockQ6_K, TileQ6_K>(blocks, out);
           out += tile_block_bytes(w.type);
           continue;
         }
@@ -165,13 +155,15 @@ void copy_plain_row(const MatrixView& w, int64_t row, uint8_t* out) {
   const int64_t nb = blocks_per_row(w);
   const uint8_t* tile = tile_at(w, row);
   const int i = int(row % kTile);
+  const int64_t tile_block = tile_block_bytes(w.type);
   for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* from = tile + b * tile_block;
     if (w.type == gguf::TensorType::Q4_K) {
-      unpack_q4_k(tile + b * int64_t(sizeof(TileQ4_K)), i, out + b * block);
+      unpack_tile<BlockQ4_K, TileQ4_K>(from, i, out + b * block);
     } else if (w.type == gguf::TensorType::Q6_K) {
-      unpack_q6_k(tile + b * int64_t(sizeof(TileQ6_K)), i, out + b * block);
+      unpack_tile<BlockQ6_K, TileQ6_K>(from, i, out + b * block);
     } else {
-      std::memcpy(out + b * block, tile + (b * kTile + i) * block, size_t(block));
+      std::memcpy(out + b * block, from + i * block, size_t(block));
     }
   }
 }
