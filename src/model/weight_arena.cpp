@@ -63,12 +63,18 @@ bool stackable(const Group& g) {
   return true;
 }
 
+// Arena bytes one interleaved part takes: stacked parts sit back to back, the others start
+// cache-line aligned.
+size_t placed_bytes(const kernels::MatrixView& m, bool stacked) {
+  const size_t n = kernels::interleaved_bytes(m);
+  return stacked ? n : round_up(n, kAlign);
+}
+
 size_t group_bytes(const Group& g) {
+  const bool stack = stackable(g);
   size_t n = 0;
   for (const auto* m : g.parts) {
-    if (!kernels::interleavable(*m)) continue;
-    n += stackable(g) ? kernels::interleaved_bytes(*m)
-                      : round_up(kernels::interleaved_bytes(*m), kAlign);
+    if (kernels::interleavable(*m)) n += placed_bytes(*m, stack);
   }
   return round_up(n, kAlign);
 }
@@ -111,8 +117,7 @@ std::unique_ptr<WeightArena> interleave_weights(ModelWeights& w, kernels::Thread
       if (!kernels::interleavable(*m)) continue;
       const kernels::MatrixView plain = *m;
       *m = kernels::interleave_rows4(plain, arena->data() + at, pool);
-      at += stack ? kernels::interleaved_bytes(plain)
-                  : round_up(kernels::interleaved_bytes(plain), kAlign);
+      at += placed_bytes(plain, stack);
       rows += plain.rows;
       // The embedding table stays in use (get_row) when the output projection is tied to it.
       if (plain.data != w.token_embd.data) {
