@@ -15,10 +15,14 @@
 
 namespace baton::kernels {
 
+// Rows per tile of type t's interleaved layout: 16 for the types with a 16-row layout
+// (kernels/tiles16.h), 4 for the others.
+int32_t interleave_width(gguf::TensorType t);
+
 // Whether w can be interleaved (a quantized type, plain layout).
 bool interleavable(const MatrixView& w);
 
-// Bytes interleave_rows4 writes for w.
+// Bytes interleave_rows writes for w.
 size_t interleaved_bytes(const MatrixView& w);
 
 // Bytes of one block (one super-block for the K types) of a 4-row tile: 4 blocks side by side,
@@ -29,9 +33,9 @@ int64_t tile_block_bytes(gguf::TensorType t);
 // Start of the tile holding weight row `row` of an interleaved matrix.
 const uint8_t* tile_at(const MatrixView& w, int64_t row);
 
-// Writes w's rows in tiles of 4 to dst (interleaved_bytes(w) bytes) and returns the view of
-// that copy. pool may be null.
-MatrixView interleave_rows4(const MatrixView& w, uint8_t* dst, ThreadPool* pool);
+// Writes w's rows in tiles of interleave_width(w.type) rows to dst (interleaved_bytes(w) bytes)
+// and returns the view of that copy. pool may be null.
+MatrixView interleave_rows(const MatrixView& w, uint8_t* dst, ThreadPool* pool);
 
 // Row `row` of an interleaved matrix, in the plain layout (row_stride bytes).
 void copy_plain_row(const MatrixView& w, int64_t row, uint8_t* out);

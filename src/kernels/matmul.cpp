@@ -15,9 +15,11 @@ namespace {
 
 using gguf::TensorType;
 
-// Weight rows per parallel_for work item: the 4-row tile of the SIMD kernels, so a tile never
-// straddles two threads.
-constexpr int64_t kRowTile = 4;
+// Weight rows per parallel_for work item: the tile of the SIMD kernels (4 rows, or 16 in the
+// 16-row layout), so a tile never straddles two threads.
+int64_t row_tile(const MatrixView& w) {
+  return w.interleave == 16 ? 16 : 4;
+}
 
 void check_view(const MatrixView& w, const float* x, int64_t n_x, const float* y) {
   const size_t rb = kernel_row_bytes(w.type, w.cols);  // throws for bad type / cols
@@ -38,9 +40,11 @@ SimdLevel clamp_level(SimdLevel l) {
   return int(l) > int(detected_simd_level()) ? detected_simd_level() : l;
 }
 
-void run_rows(ThreadPool* pool, int64_t rows, const std::function<void(int64_t, int64_t)>& fn) {
-  const int64_t tiles = (rows + kRowTile - 1) / kRowTile;
-  auto body = [&](int64_t t0, int64_t t1) { fn(t0 * kRowTile, std::min(rows, t1 * kRowTile)); };
+void run_rows(ThreadPool* pool, const MatrixView& w,
+              const std::function<void(int64_t, int64_t)>& fn) {
+  const int64_t rows = w.rows, tile = row_tile(w);
+  const int64_t tiles = (rows + tile - 1) / tile;
+  auto body = [&](int64_t t0, int64_t t1) { fn(t0 * tile, std::min(rows, t1 * tile)); };
   if (pool != nullptr) {
     // About 8 pieces per thread: small enough to even out a slowed thread, large enough that
     // each piece streams well over a hundred KB of a large matrix.
@@ -73,7 +77,7 @@ void get_row(const MatrixView& w, int64_t row, float* out) {
     throw std::out_of_range("get_row: row " + std::to_string(row) + " is outside [0, " +
                             std::to_string(w.rows) + ")");
   }
-  if (w.interleave == 4) {
+  if (w.interleave != 1) {
     thread_local std::vector<uint8_t> plain;
     plain.resize(w.row_stride);
     copy_plain_row(w, row, plain.data());
@@ -88,7 +92,7 @@ void matmul_at(SimdLevel level, const MatrixView& w, const float* x, int64_t n_x
   check_view(w, x, n_x, y);
   if (w.rows == 0 || n_x == 0) return;
   level = clamp_level(level);
-  if (w.interleave != 1 && (w.interleave != 4 || level != SimdLevel::Avx512)) {
+  if (w.interleave != 1 && level != SimdLevel::Avx512) {
     throw std::invalid_argument(std::string("matmul: interleaved weights need the avx512-vnni "
                                             "kernels, not ") +
                                 simd_level_label(level));
@@ -101,7 +105,7 @@ void matmul_at(SimdLevel level, const MatrixView& w, const float* x, int64_t n_x
     auto kernel = level == SimdLevel::Avx512 ? float_rows_avx512
                   : level == SimdLevel::Avx2 ? float_rows_avx2
                                              : float_rows_scalar;
-    run_rows(pool, w.rows, [&](int64_t o0, int64_t o1) { kernel(w, x, n_x, o0, o1, y); });
+    run_rows(pool, w, [&](int64_t o0, int64_t o1) { kernel(w, x, n_x, o0, o1, y); });
     return;
   }
   // x is quantized once per call, row by row with one function, so a row's blocks never
@@ -133,7 +137,7 @@ void matmul_at(SimdLevel level, const MatrixView& w, const float* x, int64_t n_x
   auto kernel = level == SimdLevel::Avx512 ? quant_rows_avx512
                 : level == SimdLevel::Avx2 ? quant_rows_avx2
                                            : quant_rows_scalar;
-  run_rows(pool, w.rows, [&](int64_t o0, int64_t o1) { kernel(w, xq, o0, o1, y); });
+  run_rows(pool, w, [&](int64_t o0, int64_t o1) { kernel(w, xq, o0, o1, y); });
 }
 
 void matmul(const MatrixView& w, const float* x, int64_t n_x, float* y, ThreadPool* pool) {

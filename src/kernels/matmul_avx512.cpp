@@ -23,6 +23,7 @@
 #include "kernels/interleave.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/quantize.h"
+#include "kernels/tiles16.h"
 
 namespace baton::kernels {
 namespace {
@@ -320,6 +321,7 @@ bool with_loader(TensorType t, int32_t interleave, F&& fn) {
 }  // namespace
 
 LaneForm avx512_lane_form(const MatrixView& w) {
+  if (w.interleave == kTile16) return tiles16_lane_form(w.type);
   LaneForm form;
   with_loader(w.type, w.interleave, [&]<class L>() { form = {L::kBias, L::kSplit}; });
   return form;
@@ -327,6 +329,7 @@ LaneForm avx512_lane_form(const MatrixView& w) {
 
 void quant_rows_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
                        float* y) {
+  if (w.interleave == kTile16) return quant_rows16_avx512(w, x, o_begin, o_end, y);
   with_loader(w.type, w.interleave, [&]<class L>() { quant_rows<L>(w, x, o_begin, o_end, y); });
 }
 

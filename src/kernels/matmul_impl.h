@@ -26,6 +26,7 @@ namespace baton::kernels {
 struct LaneForm {
   int32_t bias = 0;    // B; 0 = no corrections needed (or a level that does not use them)
   bool split = false;  // the two 16-element halves are summed apart (one scale each)
+  bool whole = false;  // one lane per weight row (the 16-row tiles): one correction per block
 };
 
 struct QuantizedX {
@@ -38,7 +39,8 @@ struct QuantizedX {
   std::vector<float> s;     // n_x * nb: d * sum(xq)
   std::vector<float> s2;    // n_x * nb * 2 when half_sums: d * sum(xq) of each 16-element half
   // n_x * nb * 8: per block, -B * (xq[4j..4j+3] + xq[16+4j..16+4j+3]) for lanes j = 0..3, or
-  // with lanes.split the low half's 4 lanes then the high half's.
+  // with lanes.split the low half's 4 lanes then the high half's; with lanes.whole, -B * the
+  // sum of all 32 in the first.
   std::vector<int32_t> corr;
   const uint8_t* row_qs(int64_t r) const { return qs.data() + r * nb * kQK; }
   const float* row_d(int64_t r) const { return d.data() + r * nb; }
@@ -58,6 +60,8 @@ void half_sums_row(QuantizedX& q, int64_t r);
 void lane_corrections_row(QuantizedX& q, int64_t r);
 // The lane form of the AVX-512 kernel for w (its type and layout).
 LaneForm avx512_lane_form(const MatrixView& w);
+// The lane form of the 16-row tile kernel for type t (kernels/tiles16.h).
+LaneForm tiles16_lane_form(gguf::TensorType t);
 
 // One weight row in the form above, for the scalar and AVX2 kernels.
 struct UnpackedRow {
@@ -77,6 +81,9 @@ void quant_rows_avx2(const MatrixView& w, const QuantizedX& x, int64_t o_begin, 
                      float* y);
 void quant_rows_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
                        float* y);
+// quant_rows_avx512 for weights in the 16-row tile layout.
+void quant_rows16_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
+                         float* y);
 void float_rows_scalar(const MatrixView& w, const float* x, int64_t n_x, int64_t o_begin,
                        int64_t o_end, float* y);
 void float_rows_avx2(const MatrixView& w, const float* x, int64_t n_x, int64_t o_begin,

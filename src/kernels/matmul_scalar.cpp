@@ -56,6 +56,12 @@ void lane_corrections_row(QuantizedX& q, int64_t r) {
   const uint8_t* qs = q.row_qs(r);
   int32_t* out = q.corr.data() + r * q.nb * 8;
   for (int64_t b = 0; b < q.nb; ++b, qs += kQK, out += 8) {
+    if (q.lanes.whole) {
+      int32_t sum = 0;
+      for (int i = 0; i < kQK; ++i) sum += int8_t(qs[i]);
+      out[0] = -q.lanes.bias * sum;
+      continue;
+    }
     for (int j = 0; j < 4; ++j) {
       int32_t lo = 0, hi = 0;
       for (int k = 0; k < 4; ++k) {

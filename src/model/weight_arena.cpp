@@ -51,12 +51,12 @@ std::vector<Group> groups_of(ModelWeights& w) {
 }
 
 // Interleaved parts stacked back to back form one interleaved matrix when they share type and
-// width and every part fills whole 4-row tiles.
+// width and every part fills whole tiles.
 bool stackable(const Group& g) {
   if (g.stacked == nullptr) return false;
   for (const auto* m : g.parts) {
-    if (!kernels::interleavable(*m) || m->rows % 4 != 0 || m->type != g.parts[0]->type ||
-        m->cols != g.parts[0]->cols) {
+    if (!kernels::interleavable(*m) || m->rows % kernels::interleave_width(m->type) != 0 ||
+        m->type != g.parts[0]->type || m->cols != g.parts[0]->cols) {
       return false;
     }
   }
@@ -116,7 +116,7 @@ std::unique_ptr<WeightArena> interleave_weights(ModelWeights& w, kernels::Thread
     for (auto* m : g.parts) {
       if (!kernels::interleavable(*m)) continue;
       const kernels::MatrixView plain = *m;
-      *m = kernels::interleave_rows4(plain, arena->data() + at, pool);
+      *m = kernels::interleave_rows(plain, arena->data() + at, pool);
       at += placed_bytes(plain, stack);
       rows += plain.rows;
       // The embedding table stays in use (get_row) when the output projection is tied to it.

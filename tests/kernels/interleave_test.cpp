@@ -1,18 +1,25 @@
-// Tile-interleaved weights (kernels/interleave.h): every quantized type gives the same bytes
-// as its plain layout through matmul (decode-sized and packed batches, partial last tiles, with
-// and without threads) and get_row, and other SIMD levels refuse the layout with a clear error.
+// Interleaved weights (kernels/interleave.h). The 4-row layout gives the same bytes as the plain
+// layout through matmul (decode-sized and packed batches, partial last tiles, with and without
+// threads); the 16-row layout of Q8_0 and Q4_K (kernels/tiles16.h) gives a scalar model of its
+// own arithmetic bit for bit, whatever the batch and threads, and stays close to the plain
+// layout. Both give get_row's values unchanged, and other SIMD levels refuse them.
 #include "kernels/interleave.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "kernels/blocks.h"
+#include "kernels/fp16.h"
 #include "kernels/levels.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_impl.h"
 #include "kernels/raw_blocks.h"
 #include "kernels/simd.h"
+#include "kernels/tiles16.h"
 
 namespace baton::kernels {
 namespace {
@@ -38,12 +45,71 @@ Pair make_pair(TensorType type, int64_t rows, int64_t cols, uint32_t seed) {
   m.p = MatrixView{type, m.plain.data(), rows, cols, kernel_row_bytes(type, cols)};
   EXPECT_TRUE(interleavable(m.p));
   m.tiled.resize(interleaved_bytes(m.p));
-  m.t = interleave_rows4(m.p, m.tiled.data(), nullptr);
+  m.t = interleave_rows(m.p, m.tiled.data(), nullptr);
   return m;
 }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Row o of the plain matrix against x row r as the 16-row kernel computes it: per 32-element
+// block, the integer dot product, then acc = fma(I, s * dx, acc) and, for Q4_K,
+// acc = fma(-dmin * m, sx, acc).
+float tiles16_model(const MatrixView& plain, int64_t o, const QuantizedX& qx, int64_t r) {
+  const auto* row = static_cast<const uint8_t*>(plain.data) + o * int64_t(plain.row_stride);
+  const auto* xq = reinterpret_cast<const int8_t*>(qx.row_qs(r));
+  float acc = 0;
+  for (int64_t b = 0; b < qx.nb; ++b) {
+    int32_t dot = 0;
+    float s = 0, off = 0;
+    if (plain.type == TensorType::Q8_0) {
+      BlockQ8_0 blk;
+      std::memcpy(&blk, row + b * int64_t(sizeof blk), sizeof blk);
+      for (int i = 0; i < kQK; ++i) dot += int32_t(blk.qs[i]) * xq[b * kQK + i];
+      s = fp16_to_fp32(blk.d);
+    } else {
+      BlockQ4_K blk;
+      std::memcpy(&blk, row + (b / 8) * int64_t(sizeof blk), sizeof blk);
+      const int j = int(b % 8);
+      uint8_t sc, m;
+      q4k_scale_min(j, blk.scales, &sc, &m);
+      for (int i = 0; i < kQK; ++i) {
+        dot += ((blk.qs[32 * (j / 2) + i] >> (4 * (j % 2))) & 0xF) * xq[b * kQK + i];
+      }
+      s = fp16_to_fp32(blk.d) * float(sc);
+      off = (0.f - fp16_to_fp32(blk.dmin)) * float(m);
+    }
+    acc = std::fma(float(dot), s * qx.row_d(r)[b], acc);
+    if (plain.type == TensorType::Q4_K) acc = std::fma(off, qx.row_s(r)[b], acc);
+  }
+  return acc;
+}
+
+std::vector<float> tiles16_model(const MatrixView& plain, const std::vector<float>& x,
+                                 int64_t n_x) {
+  QuantizedX qx;
+  resize_quantized_x(qx, n_x, plain.cols / kQK);
+  for (int64_t r = 0; r < n_x; ++r) quantize_x_row(x.data() + r * plain.cols, qx, r);
+  std::vector<float> y(size_t(n_x * plain.rows));
+  for (int64_t r = 0; r < n_x; ++r) {
+    for (int64_t o = 0; o < plain.rows; ++o)
+      y[size_t(r * plain.rows + o)] = tiles16_model(plain, o, qx, r);
+  }
+  return y;
+}
+
+// Within 1e-4 of the largest |value| (for finite results): the same products summed in
+// another order.
+bool close(const std::vector<float>& a, const std::vector<float>& b) {
+  float scale = 1;
+  for (float v : b) {
+    if (std::isfinite(v)) scale = std::max(scale, std::fabs(v));
+  }
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isfinite(b[i]) && !(std::fabs(a[i] - b[i]) <= 1e-4f * scale)) return false;
+  }
+  return true;
 }
 
 TEST(Interleave, SameResultsAsThePlainLayout) {
@@ -53,11 +119,18 @@ TEST(Interleave, SameResultsAsThePlainLayout) {
   ThreadPool pool(2);
   uint32_t seed = 1;
   for (auto type : kQuantTypes) {
-    const int64_t cols = block_shape(type).elems == 256 ? 512 : 128;
-    for (int64_t rows : {1, 4, 7, 13, 64}) {
-      const Pair m = make_pair(type, rows, cols, seed++);
-      EXPECT_EQ(interleaved_bytes(m.p),
-                size_t((rows + 3) / 4 * (cols / block_shape(type).elems) * tile_block_bytes(type)));
+    const int64_t cols = block_shape(type).elems == 256 ? 512 : 160;  // 5 blocks: an odd pair
+    const int64_t width = interleave_width(type);
+    EXPECT_EQ(width, has_tiles16(type) ? 16 : 4) << gguf::type_name(type);
+    for (int64_t rows : {1, 4, 7, 13, 16, 64, 70}) {
+      const uint32_t matrix_seed = seed++;
+      const bool extreme = matrix_seed % 2 == 1;  // as make_pair draws the blocks
+      const Pair m = make_pair(type, rows, cols, matrix_seed);
+      const int64_t tiles = (rows + width - 1) / width;
+      EXPECT_EQ(
+          interleaved_bytes(m.p),
+          size_t(tiles * (width == 16 ? tile16_bytes(type, cols / block_shape(type).elems)
+                                      : cols / block_shape(type).elems * tile_block_bytes(type))));
       for (int64_t n_x : {1, 3, 8, 9, 20}) {
         const auto x = random_values(n_x * cols, seed++);
         std::vector<float> yp(size_t(n_x * rows)), yt(yp.size()), ytp(yp.size());
@@ -66,8 +139,20 @@ TEST(Interleave, SameResultsAsThePlainLayout) {
         matmul_at(SimdLevel::Avx512, m.t, x.data(), n_x, ytp.data(), &pool);
         const std::string what = std::string(gguf::type_name(type)) + " rows " +
                                  std::to_string(rows) + " n_x " + std::to_string(n_x);
-        EXPECT_TRUE(same_bits(yp, yt)) << what << " first: " << yp[0] << " vs " << yt[0];
-        EXPECT_TRUE(same_bits(yp, ytp)) << what << " (threads)";
+        EXPECT_TRUE(same_bits(yt, ytp)) << what << " (threads)";
+        if (width == 4) {
+          EXPECT_TRUE(same_bits(yp, yt)) << what << " first: " << yp[0] << " vs " << yt[0];
+          continue;
+        }
+        const auto model = tiles16_model(m.p, x, n_x);
+        EXPECT_TRUE(same_bits(model, yt)) << what << " first: " << model[0] << " vs " << yt[0];
+        // One x row at a time: the same bits as in the batch.
+        std::vector<float> y1(static_cast<size_t>(rows));
+        matmul_at(SimdLevel::Avx512, m.t, x.data() + (n_x - 1) * cols, 1, y1.data(), nullptr);
+        EXPECT_EQ(std::memcmp(y1.data(), yt.data() + (n_x - 1) * rows, y1.size() * 4), 0) << what;
+        if (!extreme) {
+          EXPECT_TRUE(close(yt, yp)) << what;
+        }
       }
       std::vector<float> rp(static_cast<size_t>(cols)), rt(static_cast<size_t>(cols));
       for (int64_t r = 0; r < rows; ++r) {
@@ -99,7 +184,7 @@ TEST(Interleave, OnlyPlainQuantizedMatrices) {
   const MatrixView fv{TensorType::F32, f.data(), 4, 64, 256};
   EXPECT_FALSE(interleavable(fv));
   std::vector<uint8_t> buf;
-  EXPECT_THROW(interleave_rows4(fv, buf.data(), nullptr), std::invalid_argument);
+  EXPECT_THROW(interleave_rows(fv, buf.data(), nullptr), std::invalid_argument);
   const Pair m = make_pair(TensorType::Q4_0, 4, 64, 9);
   EXPECT_FALSE(interleavable(m.t));  // already interleaved
 }

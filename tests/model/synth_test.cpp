@@ -10,6 +10,7 @@
 #include "engine/llama_engine.h"
 #include "invariance.h"
 #include "kernels/simd.h"
+#include "kernels/tiles16.h"
 #include "support/shared_files.h"
 #include "synth/synth_model.h"
 
@@ -102,9 +103,11 @@ TEST(SynthModel, ThreadCountDoesNotChangeLogits) {
 }
 
 // Weights interleaved at load (the AVX-512 default, with Q/K/V and gate/up stacked) give the
-// file layout's logits bit for bit, for chunked prefills batched with other sequences.
+// file layout's logits, for chunked prefills batched with other sequences: bit for bit in the
+// 4-row layout (Q4_0), and within float rounding in the 16-row one (Q8_0, Q4_K), which sums
+// each block's products in one lane instead of four.
 TEST(SynthModel, InterleavedWeightsKeepTheLogits) {
-  for (auto type : {gguf::TensorType::Q8_0, gguf::TensorType::Q4_K}) {
+  for (auto type : {gguf::TensorType::Q4_0, gguf::TensorType::Q8_0, gguf::TensorType::Q4_K}) {
     const auto path = synth_model("llama", type);
     std::vector<std::vector<float>> logits;
     for (bool interleave : {false, true}) {
@@ -123,7 +126,20 @@ TEST(SynthModel, InterleavedWeightsKeepTheLogits) {
       logits.push_back(
           testing::run_target(*eng, some_prompt(40, eng->info().n_vocab), 8, 2, alloc, 5));
     }
-    EXPECT_TRUE(testing::bit_identical(logits[0], logits[1])) << gguf::type_name(type);
+    if (!kernels::has_tiles16(type)) {
+      EXPECT_TRUE(testing::bit_identical(logits[0], logits[1])) << gguf::type_name(type);
+      continue;
+    }
+    ASSERT_EQ(logits[0].size(), logits[1].size());
+    float scale = 1, worst = 0;
+    for (size_t i = 0; i < logits[0].size(); ++i) {
+      scale = std::max(scale, std::fabs(logits[0][i]));
+      worst = std::max(worst, std::fabs(logits[0][i] - logits[1][i]));
+    }
+    // A random-weight model magnifies rounding: the AVX2 and AVX-512 kernels differ by as much
+    // here. A wrong tile would be off by the logits' own size; accuracy against llama.cpp is
+    // QuantReference's to check.
+    EXPECT_LE(worst, 2e-2f * scale) << gguf::type_name(type);
   }
 }
 

@@ -1,0 +1,205 @@
+// AVX-512 VNNI kernel for weights in the 16-row tile layout (kernels/tiles16.h). Lane r of every
+// vector is weight row r of the tile: for each 32-element block, 8 vpdpbusd (one per 4-element
+// quad, x's 4 bytes broadcast) leave row r's whole integer dot product in lane r, and one float
+// step per block and x row applies the scales:
+//   acc = fma(float(I), s * dx, acc)         s: the weight scale of the block (row r)
+//   acc = fma(off, sx, acc)                  Q4_K only: off = -(dmin * m), sx = dx * sum(xq)
+// where I starts at -B * sum(xq) (Q8_0 stores levels + B, B = 128) or 0 (Q4_K's nibbles are
+// unsigned already). The same steps in the same order run for every (row, x row) pair whatever
+// the batch, the tile's other rows and the threads, so results are batch-invariant.
+// GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the uninitialized
+// warnings then report at every inlined use.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/avx512_loaders.h"
+#include "kernels/interleave.h"
+#include "kernels/matmul_impl.h"
+#include "kernels/quantize.h"
+#include "kernels/tiles16.h"
+
+namespace baton::kernels {
+namespace {
+
+constexpr int kMaxXRows = 8;
+// Weights of one chunk of tiles stay in L2 while every x tile passes over them.
+constexpr int64_t kChunkBytes = 384 * 1024;
+
+// x's 4 bytes at p in every lane.
+BATON_AVX512_INLINE __m512i quad_of(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
+// 16 f16 values at p.
+BATON_AVX512_INLINE __m512 f16x16(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// The tile types. Each reads a group of kGroup blocks (Q4_K: a super-block) through a Group
+// made once per group; block j of the group gives its weight scales (and offsets, for the types
+// that have them) for the 16 rows and its 8 quads in lane form.
+struct Tiles16Q8_0 {
+  static constexpr int kBias = 128;
+  static constexpr bool kOffset = false;
+  static constexpr int kGroup = 1;
+  struct Group {
+    const uint8_t* quants;
+    const uint8_t* d;
+    BATON_AVX512_INLINE void scales(int, __m512& scale, __m512&) const { scale = f16x16(d); }
+    BATON_AVX512_INLINE __m512i quad(int, int q) const {
+      return _mm512_loadu_si512(quants + 64 * q);
+    }
+  };
+  static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t g) {
+    constexpr auto kType = gguf::TensorType::Q8_0;
+    return {tile + tile16_quants_at(kType, g), tile + tile16_scales_at(kType, g)};
+  }
+};
+
+struct Tiles16Q4_K {
+  static constexpr int kBias = 0;
+  static constexpr bool kOffset = true;
+  static constexpr int kGroup = 8;
+  struct Group {
+    const uint8_t* quants;
+    const uint8_t* meta;  // d, dmin, sc, mn (tiles16.h)
+    __m512 d, neg_dmin;
+    static BATON_AVX512_INLINE __m512 bytes(const uint8_t* p) {
+      return _mm512_cvtepi32_ps(
+          _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+    }
+    BATON_AVX512_INLINE void scales(int j, __m512& scale, __m512& off) const {
+      scale = _mm512_mul_ps(d, bytes(meta + 64 + 16 * j));
+      off = _mm512_mul_ps(neg_dmin, bytes(meta + 192 + 16 * j));
+    }
+    // Sub-blocks 2m and 2m + 1 share pair m's bytes: low nibbles and high.
+    BATON_AVX512_INLINE __m512i quad(int j, int q) const {
+      const __m512i v = _mm512_loadu_si512(quants + 512 * (j / 2) + 64 * q);
+      const __m512i m4 = _mm512_set1_epi8(0x0F);
+      return _mm512_and_si512((j & 1) ? _mm512_srli_epi16(v, 4) : v, m4);
+    }
+  };
+  static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t g) {
+    constexpr auto kType = gguf::TensorType::Q4_K;
+    const uint8_t* meta = tile + tile16_scales_at(kType, g);
+    return {tile + tile16_quants_at(kType, g), meta, f16x16(meta),
+            _mm512_sub_ps(_mm512_setzero_ps(), f16x16(meta + 32))};
+  }
+};
+
+// Block b = group block j against NR x rows: adds its terms to acc.
+template <class Tile, int NR>
+BATON_AVX512_INLINE void block16(const typename Tile::Group& grp, int j, int64_t b,
+                                 const QuantizedX& x, int64_t r0, const uint8_t* const* xq,
+                                 __m512* acc) {
+  __m512 scale, off;
+  grp.scales(j, scale, off);
+  // Few x rows leave few independent vpdpbusd chains: split each in two (even and odd
+  // quads). Integer sums, so the split never changes a bit.
+  constexpr int kChains = NR < 4 ? 2 : 1;
+  __m512i dot[kChains][NR];
+  for (int i = 0; i < NR; ++i) {
+    dot[0][i] =
+        Tile::kBias != 0 ? _mm512_set1_epi32(x.row_corr(r0 + i)[8 * b]) : _mm512_setzero_si512();
+    if constexpr (kChains == 2) dot[1][i] = _mm512_setzero_si512();
+  }
+#pragma GCC unroll 8
+  for (int q = 0; q < 8; ++q) {
+    const __m512i w = grp.quad(j, q);
+    for (int i = 0; i < NR; ++i) {
+      __m512i& d = dot[q % kChains][i];
+      d = _mm512_dpbusd_epi32(d, w, quad_of(xq[i] + b * kQK + 4 * q));
+    }
+  }
+  if constexpr (kChains == 2) {
+    for (int i = 0; i < NR; ++i) dot[0][i] = _mm512_add_epi32(dot[0][i], dot[1][i]);
+  }
+  for (int i = 0; i < NR; ++i) {
+    const __m512 sd = _mm512_mul_ps(scale, _mm512_set1_ps(x.row_d(r0 + i)[b]));
+    acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[0][i]), sd, acc[i]);
+    if constexpr (Tile::kOffset) {
+      acc[i] = _mm512_fmadd_ps(off, _mm512_set1_ps(x.row_s(r0 + i)[b]), acc[i]);
+    }
+  }
+}
+
+// NR x rows (from r0) against the tile at `tile`; n_valid of its 16 rows are stored.
+template <class Tile, int NR>
+BATON_AVX512 void tile_rows16(const uint8_t* tile, const QuantizedX& x, int64_t r0, float* y,
+                              int64_t y_stride, int64_t o0, int n_valid) {
+  __m512 acc[NR];
+  const uint8_t* xq[NR];
+  for (int i = 0; i < NR; ++i) {
+    acc[i] = _mm512_setzero_ps();
+    xq[i] = x.row_qs(r0 + i);
+  }
+  for (int64_t g = 0; g < x.nb / Tile::kGroup; ++g) {
+    const typename Tile::Group grp = Tile::group(tile, g);
+#pragma GCC unroll 8
+    for (int j = 0; j < Tile::kGroup; ++j) {
+      block16<Tile, NR>(grp, j, g * Tile::kGroup + j, x, r0, xq, acc);
+    }
+  }
+  const __mmask16 keep = __mmask16((1u << n_valid) - 1);
+  for (int i = 0; i < NR; ++i) _mm512_mask_storeu_ps(y + (r0 + i) * y_stride + o0, keep, acc[i]);
+}
+
+template <class Tile>
+void tile_dispatch(int nr, const uint8_t* tile, const QuantizedX& x, int64_t r0, float* y,
+                   int64_t y_stride, int64_t o0, int n_valid) {
+  switch (nr) {
+#define BATON_CASE(n) \
+  case n:             \
+    return tile_rows16<Tile, n>(tile, x, r0, y, y_stride, o0, n_valid);
+    BATON_CASE(1)
+    BATON_CASE(2)
+    BATON_CASE(3)
+    BATON_CASE(4)
+    BATON_CASE(5)
+    BATON_CASE(6)
+    BATON_CASE(7)
+#undef BATON_CASE
+    default:
+      return tile_rows16<Tile, 8>(tile, x, r0, y, y_stride, o0, n_valid);
+  }
+}
+
+template <class Tile>
+void rows16(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end, float* y) {
+  const int64_t nb = int64_t(w.row_stride) / block_shape(w.type).bytes;
+  const int64_t chunk_rows = kTile16 * std::max<int64_t>(1, kChunkBytes / tile16_bytes(w.type, nb));
+  for (int64_t c0 = o_begin; c0 < o_end; c0 += chunk_rows) {
+    const int64_t c1 = std::min(o_end, c0 + chunk_rows);
+    for (int64_t r0 = 0; r0 < x.n_x; r0 += kMaxXRows) {
+      const int nr = int(std::min<int64_t>(kMaxXRows, x.n_x - r0));
+      for (int64_t o0 = c0; o0 < c1; o0 += kTile16) {
+        const int n_valid = int(std::min<int64_t>(kTile16, c1 - o0));
+        tile_dispatch<Tile>(nr, tile_at(w, o0), x, r0, y, w.rows, o0, n_valid);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+LaneForm tiles16_lane_form(gguf::TensorType t) {
+  return t == gguf::TensorType::Q8_0 ? LaneForm{Tiles16Q8_0::kBias, false, true}
+                                     : LaneForm{Tiles16Q4_K::kBias, false, true};
+}
+
+void quant_rows16_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
+                         float* y) {
+  if (w.type == gguf::TensorType::Q8_0) {
+    rows16<Tiles16Q8_0>(w, x, o_begin, o_end, y);
+  } else {
+    rows16<Tiles16Q4_K>(w, x, o_begin, o_end, y);
+  }
+}
+
+}  // namespace baton::kernels

@@ -1,0 +1,100 @@
+#include "kernels/tiles16.h"
+
+#include <cstring>
+
+#include "kernels/blocks.h"
+
+namespace baton::kernels {
+namespace {
+
+// Copies n bytes one way between the tile and a plain block (to_tile says which).
+void move_bytes(bool to_tile, uint8_t* tile, uint8_t* plain, size_t n) {
+  if (to_tile) {
+    std::memcpy(tile, plain, n);
+  } else {
+    std::memcpy(plain, tile, n);
+  }
+}
+
+// Row r of Q8_0 block b, moved between `blk` and the tile. Levels are stored + 128 (an xor of
+// the sign bit), which undoes itself on the way back.
+void q8_0_row(bool to_tile, uint8_t* tile, int64_t b, int r, BlockQ8_0& blk) {
+  uint8_t* quants = tile + tile16_quants_at(gguf::TensorType::Q8_0, b) + 4 * r;
+  for (int q = 0; q < 8; ++q) {
+    uint8_t four[4];
+    if (to_tile) {
+      for (int k = 0; k < 4; ++k) four[k] = uint8_t(blk.qs[4 * q + k]) ^ 0x80;
+      std::memcpy(quants + 64 * q, four, 4);
+    } else {
+      std::memcpy(four, quants + 64 * q, 4);
+      for (int k = 0; k < 4; ++k) blk.qs[4 * q + k] = int8_t(four[k] ^ 0x80);
+    }
+  }
+  uint8_t* d = tile + tile16_scales_at(gguf::TensorType::Q8_0, b) + 2 * r;
+  move_bytes(to_tile, d, reinterpret_cast<uint8_t*>(&blk.d), 2);
+}
+
+// Row r of Q4_K super-block s, moved between `blk` and the tile.
+void q4_k_row(bool to_tile, uint8_t* tile, int64_t s, int r, BlockQ4_K& blk) {
+  uint8_t* quants = tile + tile16_quants_at(gguf::TensorType::Q4_K, s) + 4 * r;
+  for (int m = 0; m < 4; ++m) {
+    for (int q = 0; q < 8; ++q) {
+      move_bytes(to_tile, quants + 512 * m + 64 * q, blk.qs + 32 * m + 4 * q, 4);
+    }
+  }
+  uint8_t* meta = tile + tile16_scales_at(gguf::TensorType::Q4_K, s);
+  move_bytes(to_tile, meta + 2 * r, reinterpret_cast<uint8_t*>(&blk.d), 2);
+  move_bytes(to_tile, meta + 32 + 2 * r, reinterpret_cast<uint8_t*>(&blk.dmin), 2);
+  uint8_t* sc = meta + 64;
+  uint8_t* mn = meta + 64 + 128;
+  if (to_tile) {
+    for (int j = 0; j < 8; ++j) q4k_scale_min(j, blk.scales, &sc[16 * j + r], &mn[16 * j + r]);
+    return;
+  }
+  uint8_t s8[8], m8[8];
+  for (int j = 0; j < 8; ++j) {
+    s8[j] = sc[16 * j + r];
+    m8[j] = mn[16 * j + r];
+  }
+  q4k_pack_scales(s8, m8, blk.scales);
+}
+
+template <class Block, class Move>
+void pack_rows(const uint8_t* const rows[kTile16], int64_t nb, uint8_t* out, Move move) {
+  for (int64_t b = 0; b < nb; ++b) {
+    for (int r = 0; r < kTile16; ++r) {
+      Block blk;
+      std::memcpy(&blk, rows[r] + b * int64_t(sizeof(Block)), sizeof blk);
+      move(true, out, b, r, blk);
+    }
+  }
+}
+
+template <class Block, class Move>
+void unpack_row(const uint8_t* tile, int64_t nb, int r, uint8_t* out, Move move) {
+  for (int64_t b = 0; b < nb; ++b) {
+    Block blk;
+    move(false, const_cast<uint8_t*>(tile), b, r, blk);  // reads the tile only
+    std::memcpy(out + b * int64_t(sizeof(Block)), &blk, sizeof blk);
+  }
+}
+
+}  // namespace
+
+void pack_tile16(gguf::TensorType t, const uint8_t* const rows[kTile16], int64_t nb, uint8_t* out) {
+  if (t == gguf::TensorType::Q8_0) {
+    pack_rows<BlockQ8_0>(rows, nb, out, q8_0_row);
+  } else {
+    pack_rows<BlockQ4_K>(rows, nb, out, q4_k_row);
+  }
+}
+
+void unpack_tile16_row(gguf::TensorType t, const uint8_t* tile, int64_t nb, int r, uint8_t* out) {
+  if (t == gguf::TensorType::Q8_0) {
+    unpack_row<BlockQ8_0>(tile, nb, r, out, q8_0_row);
+  } else {
+    unpack_row<BlockQ4_K>(tile, nb, r, out, q4_k_row);
+  }
+}
+
+}  // namespace baton::kernels

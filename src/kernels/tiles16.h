@@ -1,0 +1,57 @@
+#pragma once
+// The 16-row tile layout of Q8_0 and Q4_K weights, for the AVX-512 VNNI kernels
+// (matmul_avx512_r16.cpp). Internal to the kernels module.
+//
+// One vpdpbusd multiplies 64 weight bytes by 4 x bytes broadcast to every 32-bit lane. With
+// lane r holding 4 consecutive weights of row r, one instruction serves 16 rows and each lane
+// ends a 32-element block with that row's whole integer dot product: the float step (scale,
+// offset) runs once per 16 rows and x row, not once per 4, and nothing is summed across lanes.
+// The 4-row layout (interleave.h) spends most of its instructions on those steps.
+//
+// A tile holds rows 16t..16t+15 (a last partial tile repeats its last row) as one stream read
+// front to back, its loads 64-byte aligned when the tile is:
+//   Q8_0  pairs of blocks, 1088 B each: block 2p's quants, block 2p+1's quants, then the two
+//         blocks' scales (16 f16 d each). Quants of a block: quad q (elements 4q..4q+3) at 64q,
+//         row r's 4 bytes at +4r, stored as level + 128 (the kernel's unsigned operand). A last
+//         odd block leaves its pair's second 512 B unused.
+//   Q4_K  super-blocks, 2368 B each: 2048 B of quants, then 320 B of scales. Quants: pair m
+//         (sub-blocks 2m and 2m+1, which share the file's qs[32m..32m+31]), quad q at
+//         512m + 64q, row r's 4 bytes qs[32m + 4q ..] at +4r, as in the file (low nibbles:
+//         sub-block 2m). Scales: d[16], dmin[16] (f16), sc[8][16], mn[8][16] (the 6-bit scales
+//         and mins of sub-block j, row r, unpacked to bytes).
+// Q8_0 tiles are exactly as large as the file's rows (for an even block count); Q4_K's unpacked
+// scales add 64 B per super-block of 16 rows (2.8 %).
+#include <cstddef>
+#include <cstdint>
+
+#include "gguf/tensor_type.h"
+
+namespace baton::kernels {
+
+inline constexpr int64_t kTile16 = 16;
+
+// Whether type t has the 16-row layout.
+inline bool has_tiles16(gguf::TensorType t) {
+  return t == gguf::TensorType::Q8_0 || t == gguf::TensorType::Q4_K;
+}
+
+// Where block b (a super-block for Q4_K) of a tile starts its quants and its scales.
+inline int64_t tile16_quants_at(gguf::TensorType t, int64_t b) {
+  return t == gguf::TensorType::Q8_0 ? 1088 * (b / 2) + 512 * (b % 2) : 2368 * b;
+}
+inline int64_t tile16_scales_at(gguf::TensorType t, int64_t b) {
+  return t == gguf::TensorType::Q8_0 ? 1088 * (b / 2) + 1024 + 32 * (b % 2) : 2368 * b + 2048;
+}
+
+// Bytes of a tile whose rows have nb blocks (super-blocks for Q4_K).
+inline int64_t tile16_bytes(gguf::TensorType t, int64_t nb) {
+  return t == gguf::TensorType::Q8_0 ? 1088 * ((nb + 1) / 2) : 2368 * nb;
+}
+
+// Writes one tile from 16 plain rows of nb blocks each.
+void pack_tile16(gguf::TensorType t, const uint8_t* const rows[kTile16], int64_t nb, uint8_t* out);
+
+// Row r (0..15) of a tile back in the file's layout (nb blocks).
+void unpack_tile16_row(gguf::TensorType t, const uint8_t* tile, int64_t nb, int r, uint8_t* out);
+
+}  // namespace baton::kernels
