@@ -48,6 +48,7 @@ struct Tiles16Q8_0 {
   static constexpr int kBias = 128;
   static constexpr bool kOffset = false;
   static constexpr int kGroup = 1;
+  static constexpr int kPrefetchLines = 0;  // the hardware prefetchers keep up (measured)
   struct Group {
     const uint8_t* quants;
     const uint8_t* d;
@@ -66,6 +67,10 @@ struct Tiles16Q4_K {
   static constexpr int kBias = 0;
   static constexpr bool kOffset = true;
   static constexpr int kGroup = 8;
+  // Decode spends 3x the instructions per byte of Q8_0 here, and the hardware prefetchers fall
+  // behind: each block prefetches 5 lines, two super-blocks ahead (+10 % decode, measured).
+  static constexpr int kPrefetchLines = 5;
+  static constexpr int64_t kPrefetchAhead = 2 * 2368;
   struct Group {
     const uint8_t* quants;
     const uint8_t* meta;  // d, dmin, sc, mn (tiles16.h)
@@ -143,6 +148,12 @@ BATON_AVX512 void tile_rows16(const uint8_t* tile, const QuantizedX& x, int64_t 
     const typename Tile::Group grp = Tile::group(tile, g);
 #pragma GCC unroll 8
     for (int j = 0; j < Tile::kGroup; ++j) {
+      if constexpr (Tile::kPrefetchLines > 0) {
+        const uint8_t* ahead = grp.meta + Tile::kPrefetchAhead + 64 * Tile::kPrefetchLines * j;
+        for (int l = 0; l < Tile::kPrefetchLines; ++l) {
+          _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T0);
+        }
+      }
       block16<Tile, NR>(grp, j, g * Tile::kGroup + j, x, r0, xq, acc);
     }
   }

@@ -9,16 +9,17 @@
 // The 4-row layout (interleave.h) spends most of its instructions on those steps.
 //
 // A tile holds rows 16t..16t+15 (a last partial tile repeats its last row) as one stream read
-// front to back, its loads 64-byte aligned when the tile is:
-//   Q8_0  pairs of blocks, 1088 B each: block 2p's quants, block 2p+1's quants, then the two
-//         blocks' scales (16 f16 d each). Quants of a block: quad q (elements 4q..4q+3) at 64q,
-//         row r's 4 bytes at +4r, stored as level + 128 (the kernel's unsigned operand). A last
-//         odd block leaves its pair's second 512 B unused.
-//   Q4_K  super-blocks, 2368 B each: 2048 B of quants, then 320 B of scales. Quants: pair m
-//         (sub-blocks 2m and 2m+1, which share the file's qs[32m..32m+31]), quad q at
-//         512m + 64q, row r's 4 bytes qs[32m + 4q ..] at +4r, as in the file (low nibbles:
-//         sub-block 2m). Scales: d[16], dmin[16] (f16), sc[8][16], mn[8][16] (the 6-bit scales
-//         and mins of sub-block j, row r, unpacked to bytes).
+// front to back (scales before the quants they scale), its loads 64-byte aligned when the tile
+// is:
+//   Q8_0  pairs of blocks, 1088 B each: the two blocks' scales (16 f16 d each, 64 B), block
+//         2p's quants, block 2p+1's quants. Quants of a block: quad q (elements 4q..4q+3) at
+//         64q, row r's 4 bytes at +4r, stored as level + 128 (the kernel's unsigned operand). A
+//         last odd block leaves its pair's last 512 B unused.
+//   Q4_K  super-blocks, 2368 B each: 320 B of scales, then 2048 B of quants. Scales: d[16],
+//         dmin[16] (f16), sc[8][16], mn[8][16] (the 6-bit scales and mins of sub-block j, row r,
+//         unpacked to bytes). Quants: pair m (sub-blocks 2m and 2m+1, which share the file's
+//         qs[32m..32m+31]), quad q at 512m + 64q, row r's 4 bytes qs[32m + 4q ..] at +4r, as in
+//         the file (low nibbles: sub-block 2m).
 // Q8_0 tiles are exactly as large as the file's rows (for an even block count); Q4_K's unpacked
 // scales add 64 B per super-block of 16 rows (2.8 %).
 #include <cstddef>
@@ -37,10 +38,10 @@ inline bool has_tiles16(gguf::TensorType t) {
 
 // Where block b (a super-block for Q4_K) of a tile starts its quants and its scales.
 inline int64_t tile16_quants_at(gguf::TensorType t, int64_t b) {
-  return t == gguf::TensorType::Q8_0 ? 1088 * (b / 2) + 512 * (b % 2) : 2368 * b;
+  return t == gguf::TensorType::Q8_0 ? 1088 * (b / 2) + 64 + 512 * (b % 2) : 2368 * b + 320;
 }
 inline int64_t tile16_scales_at(gguf::TensorType t, int64_t b) {
-  return t == gguf::TensorType::Q8_0 ? 1088 * (b / 2) + 1024 + 32 * (b % 2) : 2368 * b + 2048;
+  return t == gguf::TensorType::Q8_0 ? 1088 * (b / 2) + 32 * (b % 2) : 2368 * b;
 }
 
 // Bytes of a tile whose rows have nb blocks (super-blocks for Q4_K).
