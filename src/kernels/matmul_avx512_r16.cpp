@@ -4,9 +4,10 @@
 // step per block and x row applies the scales:
 //   acc = fma(float(I), s * dx, acc)         s: the weight scale of the block (row r)
 //   acc = fma(off, sx, acc)                  Q4_K only: off = -(dmin * m), sx = dx * sum(xq)
-// where I starts at -B * sum(xq) (Q8_0 stores levels + B, B = 128) or 0 (Q4_K's nibbles are
-// unsigned already). The same steps in the same order run for every (row, x row) pair whatever
-// the batch, the tile's other rows and the threads, so results are batch-invariant.
+// where I starts at -B * sum(xq) (Q8_0 stores levels + B, B = 128; Q6_K's levels are q + 32)
+// or 0 (Q4_K's nibbles are unsigned already). Q6_K has a scale per 16 elements: its two halves
+// make two such steps, low half first. The same steps in the same order run for every (row, x row)
+// pair whatever the batch, the tile's other rows and the threads, so results are batch-invariant.
 // GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the uninitialized
 // warnings then report at every inlined use.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -41,18 +42,23 @@ BATON_AVX512_INLINE __m512 f16x16(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
-// The tile types. Each reads a group of kGroup blocks (Q4_K: a super-block) through a Group
-// made once per group; block j of the group gives its weight scales (and offsets, for the types
-// that have them) for the 16 rows and its 8 quads in lane form.
+// The float factors of one block for the 16 rows: the weight scale (of quads 0..3 and 4..7 apart
+// for kSplit types) and the offset (kOffset types).
+struct Scales {
+  __m512 lo, hi, off;
+};
+
+// The tile types. Each reads a group of kGroup blocks (a super-block of the K types) through a
+// Group made once per group; block j of the group gives its Scales and its 8 quads in lane form.
 struct Tiles16Q8_0 {
   static constexpr int kBias = 128;
-  static constexpr bool kOffset = false;
+  static constexpr bool kOffset = false, kSplit = false;
   static constexpr int kGroup = 1;
   static constexpr int kPrefetchLines = 0;  // the hardware prefetchers keep up (measured)
   struct Group {
     const uint8_t* quants;
     const uint8_t* d;
-    BATON_AVX512_INLINE void scales(int, __m512& scale, __m512&) const { scale = f16x16(d); }
+    BATON_AVX512_INLINE void scales(int, Scales& s) const { s.lo = f16x16(d); }
     BATON_AVX512_INLINE __m512i quad(int, int q) const {
       return _mm512_loadu_si512(quants + 64 * q);
     }
@@ -65,7 +71,7 @@ struct Tiles16Q8_0 {
 
 struct Tiles16Q4_K {
   static constexpr int kBias = 0;
-  static constexpr bool kOffset = true;
+  static constexpr bool kOffset = true, kSplit = false;
   static constexpr int kGroup = 8;
   // Decode spends 3x the instructions per byte of Q8_0 here, and the hardware prefetchers fall
   // behind: each block prefetches 5 lines, two super-blocks ahead (+10 % decode, measured).
@@ -79,9 +85,9 @@ struct Tiles16Q4_K {
       return _mm512_cvtepi32_ps(
           _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
     }
-    BATON_AVX512_INLINE void scales(int j, __m512& scale, __m512& off) const {
-      scale = _mm512_mul_ps(d, bytes(meta + 64 + 16 * j));
-      off = _mm512_mul_ps(neg_dmin, bytes(meta + 192 + 16 * j));
+    BATON_AVX512_INLINE void scales(int j, Scales& s) const {
+      s.lo = _mm512_mul_ps(d, bytes(meta + 64 + 16 * j));
+      s.off = _mm512_mul_ps(neg_dmin, bytes(meta + 192 + 16 * j));
     }
     // Sub-blocks 2m and 2m + 1 share pair m's bytes: low nibbles and high.
     BATON_AVX512_INLINE __m512i quad(int j, int q) const {
@@ -98,38 +104,84 @@ struct Tiles16Q4_K {
   }
 };
 
+struct Tiles16Q6_K {
+  static constexpr int kBias = 32;  // the level is q + 32
+  static constexpr bool kOffset = false, kSplit = true;
+  static constexpr int kGroup = 8;
+  static constexpr int kPrefetchLines = 7;  // as Q4_K's: 8 x 7 lines cover a super-block
+  static constexpr int64_t kPrefetchAhead = 2 * 3392;
+  struct Group {
+    const uint8_t* quants;
+    const uint8_t* meta;  // d, then the int8 scale of each 16-element sub-block
+    __m512 d;
+    BATON_AVX512_INLINE __m512 scale(int v) const {
+      const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(meta + 32 + 16 * v));
+      return _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)));
+    }
+    BATON_AVX512_INLINE void scales(int j, Scales& s) const {
+      s.lo = scale(2 * j);
+      s.hi = scale(2 * j + 1);
+    }
+    // Block j = 4n + k: the low 4 bits from ql chunk k % 2 (high nibbles for k >= 2), bits 4-5
+    // from bits 2k of qh.
+    BATON_AVX512_INLINE __m512i quad(int j, int q) const {
+      const int n = j / 4, k = j % 4;
+      const uint8_t* run = quants + 1536 * n;
+      __m512i lo = _mm512_loadu_si512(run + 512 + 512 * (k % 2) + 64 * q);
+      if (k >= 2) lo = _mm512_srli_epi16(lo, 4);
+      __m512i hi = _mm512_loadu_si512(run + 64 * q);  // bits 2k, 2k + 1 to bits 4, 5
+      if (k < 2) hi = _mm512_slli_epi16(hi, 4 - 2 * k);
+      if (k == 3) hi = _mm512_srli_epi16(hi, 2);
+      hi = _mm512_and_si512(hi, _mm512_set1_epi8(0x30));
+      // (lo & 0x0F) | hi
+      return _mm512_ternarylogic_epi32(lo, hi, _mm512_set1_epi8(0x0F), 0xEC);
+    }
+  };
+  static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t g) {
+    constexpr auto kType = gguf::TensorType::Q6_K;
+    const uint8_t* meta = tile + tile16_scales_at(kType, g);
+    return {tile + tile16_quants_at(kType, g), meta, f16x16(meta)};
+  }
+};
+
 // Block b = group block j against NR x rows: adds its terms to acc.
 template <class Tile, int NR>
 BATON_AVX512_INLINE void block16(const typename Tile::Group& grp, int j, int64_t b,
                                  const QuantizedX& x, int64_t r0, const uint8_t* const* xq,
                                  __m512* acc) {
-  __m512 scale, off;
-  grp.scales(j, scale, off);
-  // Few x rows leave few independent vpdpbusd chains: split each in two (even and odd
-  // quads). Integer sums, so the split never changes a bit.
-  constexpr int kChains = NR < 4 ? 2 : 1;
+  Scales sc;
+  grp.scales(j, sc);
+  // Two vpdpbusd chains per x row: quads 0..3 and 4..7 for kSplit types (one scale each), else
+  // even and odd quads when few x rows leave few independent chains (integer sums: the split
+  // never changes a bit).
+  constexpr int kChains = Tile::kSplit || NR < 4 ? 2 : 1;
   __m512i dot[kChains][NR];
   for (int i = 0; i < NR; ++i) {
-    dot[0][i] =
-        Tile::kBias != 0 ? _mm512_set1_epi32(x.row_corr(r0 + i)[8 * b]) : _mm512_setzero_si512();
-    if constexpr (kChains == 2) dot[1][i] = _mm512_setzero_si512();
+    const int32_t* corr = x.row_corr(r0 + i) + 8 * b;
+    dot[0][i] = Tile::kBias != 0 ? _mm512_set1_epi32(corr[0]) : _mm512_setzero_si512();
+    if constexpr (kChains == 2) {
+      dot[1][i] = Tile::kSplit ? _mm512_set1_epi32(corr[1]) : _mm512_setzero_si512();
+    }
   }
 #pragma GCC unroll 8
   for (int q = 0; q < 8; ++q) {
     const __m512i w = grp.quad(j, q);
     for (int i = 0; i < NR; ++i) {
-      __m512i& d = dot[q % kChains][i];
+      __m512i& d = dot[Tile::kSplit ? q / 4 : q % kChains][i];
       d = _mm512_dpbusd_epi32(d, w, quad_of(xq[i] + b * kQK + 4 * q));
     }
   }
-  if constexpr (kChains == 2) {
+  if constexpr (kChains == 2 && !Tile::kSplit) {
     for (int i = 0; i < NR; ++i) dot[0][i] = _mm512_add_epi32(dot[0][i], dot[1][i]);
   }
   for (int i = 0; i < NR; ++i) {
-    const __m512 sd = _mm512_mul_ps(scale, _mm512_set1_ps(x.row_d(r0 + i)[b]));
-    acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[0][i]), sd, acc[i]);
+    const __m512 dx = _mm512_set1_ps(x.row_d(r0 + i)[b]);
+    acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[0][i]), _mm512_mul_ps(sc.lo, dx), acc[i]);
+    if constexpr (Tile::kSplit) {
+      acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[1][i]), _mm512_mul_ps(sc.hi, dx), acc[i]);
+    }
     if constexpr (Tile::kOffset) {
-      acc[i] = _mm512_fmadd_ps(off, _mm512_set1_ps(x.row_s(r0 + i)[b]), acc[i]);
+      acc[i] = _mm512_fmadd_ps(sc.off, _mm512_set1_ps(x.row_s(r0 + i)[b]), acc[i]);
     }
   }
 }
@@ -200,16 +252,25 @@ void rows16(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o
 }  // namespace
 
 LaneForm tiles16_lane_form(gguf::TensorType t) {
-  return t == gguf::TensorType::Q8_0 ? LaneForm{Tiles16Q8_0::kBias, false, true}
-                                     : LaneForm{Tiles16Q4_K::kBias, false, true};
+  switch (t) {
+    case gguf::TensorType::Q8_0:
+      return {Tiles16Q8_0::kBias, Tiles16Q8_0::kSplit, true};
+    case gguf::TensorType::Q4_K:
+      return {Tiles16Q4_K::kBias, Tiles16Q4_K::kSplit, true};
+    default:
+      return {Tiles16Q6_K::kBias, Tiles16Q6_K::kSplit, true};
+  }
 }
 
 void quant_rows16_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
                          float* y) {
-  if (w.type == gguf::TensorType::Q8_0) {
-    rows16<Tiles16Q8_0>(w, x, o_begin, o_end, y);
-  } else {
-    rows16<Tiles16Q4_K>(w, x, o_begin, o_end, y);
+  switch (w.type) {
+    case gguf::TensorType::Q8_0:
+      return rows16<Tiles16Q8_0>(w, x, o_begin, o_end, y);
+    case gguf::TensorType::Q4_K:
+      return rows16<Tiles16Q4_K>(w, x, o_begin, o_end, y);
+    default:
+      return rows16<Tiles16Q6_K>(w, x, o_begin, o_end, y);
   }
 }
 

@@ -40,7 +40,7 @@ struct QuantizedX {
   std::vector<float> s2;    // n_x * nb * 2 when half_sums: d * sum(xq) of each 16-element half
   // n_x * nb * 8: per block, -B * (xq[4j..4j+3] + xq[16+4j..16+4j+3]) for lanes j = 0..3, or
   // with lanes.split the low half's 4 lanes then the high half's; with lanes.whole, -B * the
-  // sum of all 32 in the first.
+  // sum of all 32 in the first (with lanes.split too: of the low half, then of the high half).
   std::vector<int32_t> corr;
   const uint8_t* row_qs(int64_t r) const { return qs.data() + r * nb * kQK; }
   const float* row_d(int64_t r) const { return d.data() + r * nb; }

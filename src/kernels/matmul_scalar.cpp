@@ -57,9 +57,10 @@ void lane_corrections_row(QuantizedX& q, int64_t r) {
   int32_t* out = q.corr.data() + r * q.nb * 8;
   for (int64_t b = 0; b < q.nb; ++b, qs += kQK, out += 8) {
     if (q.lanes.whole) {
-      int32_t sum = 0;
-      for (int i = 0; i < kQK; ++i) sum += int8_t(qs[i]);
-      out[0] = -q.lanes.bias * sum;
+      int32_t half[2] = {0, 0};
+      for (int i = 0; i < kQK; ++i) half[i / 16] += int8_t(qs[i]);
+      out[0] = -q.lanes.bias * (q.lanes.split ? half[0] : half[0] + half[1]);
+      out[1] = q.lanes.split ? -q.lanes.bias * half[1] : 0;
       continue;
     }
     for (int j = 0; j < 4; ++j) {

@@ -59,6 +59,26 @@ void q4_k_row(bool to_tile, uint8_t* tile, int64_t s, int r, BlockQ4_K& blk) {
   q4k_pack_scales(s8, m8, blk.scales);
 }
 
+// Row r of Q6_K super-block s, moved between `blk` and the tile.
+void q6_k_row(bool to_tile, uint8_t* tile, int64_t s, int r, BlockQ6_K& blk) {
+  constexpr auto kType = gguf::TensorType::Q6_K;
+  uint8_t* quants = tile + tile16_quants_at(kType, s) + 4 * r;
+  for (int n = 0; n < 2; ++n) {
+    uint8_t* run = quants + 1536 * n;
+    for (int q = 0; q < 8; ++q) {
+      move_bytes(to_tile, run + 64 * q, blk.qh + 32 * n + 4 * q, 4);
+      for (int c = 0; c < 2; ++c) {
+        move_bytes(to_tile, run + 512 + 512 * c + 64 * q, blk.ql + 64 * n + 32 * c + 4 * q, 4);
+      }
+    }
+  }
+  uint8_t* scales = tile + tile16_scales_at(kType, s);
+  move_bytes(to_tile, scales + 2 * r, reinterpret_cast<uint8_t*>(&blk.d), 2);
+  for (int v = 0; v < 16; ++v) {
+    move_bytes(to_tile, scales + 32 + 16 * v + r, reinterpret_cast<uint8_t*>(&blk.scales[v]), 1);
+  }
+}
+
 template <class Block, class Move>
 void pack_rows(const uint8_t* const rows[kTile16], int64_t nb, uint8_t* out, Move move) {
   for (int64_t b = 0; b < nb; ++b) {
@@ -82,18 +102,24 @@ void unpack_row(const uint8_t* tile, int64_t nb, int r, uint8_t* out, Move move)
 }  // namespace
 
 void pack_tile16(gguf::TensorType t, const uint8_t* const rows[kTile16], int64_t nb, uint8_t* out) {
-  if (t == gguf::TensorType::Q8_0) {
-    pack_rows<BlockQ8_0>(rows, nb, out, q8_0_row);
-  } else {
-    pack_rows<BlockQ4_K>(rows, nb, out, q4_k_row);
+  switch (t) {
+    case gguf::TensorType::Q8_0:
+      return pack_rows<BlockQ8_0>(rows, nb, out, q8_0_row);
+    case gguf::TensorType::Q4_K:
+      return pack_rows<BlockQ4_K>(rows, nb, out, q4_k_row);
+    default:
+      return pack_rows<BlockQ6_K>(rows, nb, out, q6_k_row);
   }
 }
 
 void unpack_tile16_row(gguf::TensorType t, const uint8_t* tile, int64_t nb, int r, uint8_t* out) {
-  if (t == gguf::TensorType::Q8_0) {
-    unpack_row<BlockQ8_0>(tile, nb, r, out, q8_0_row);
-  } else {
-    unpack_row<BlockQ4_K>(tile, nb, r, out, q4_k_row);
+  switch (t) {
+    case gguf::TensorType::Q8_0:
+      return unpack_row<BlockQ8_0>(tile, nb, r, out, q8_0_row);
+    case gguf::TensorType::Q4_K:
+      return unpack_row<BlockQ4_K>(tile, nb, r, out, q4_k_row);
+    default:
+      return unpack_row<BlockQ6_K>(tile, nb, r, out, q6_k_row);
   }
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// The 16-row tile layout of Q8_0 and Q4_K weights, for the AVX-512 VNNI kernels
+// The 16-row tile layout of Q8_0, Q4_K and Q6_K weights, for the AVX-512 VNNI kernels
 // (matmul_avx512_r16.cpp). Internal to the kernels module.
 //
 // One vpdpbusd multiplies 64 weight bytes by 4 x bytes broadcast to every 32-bit lane. With
@@ -20,8 +20,14 @@
 //         unpacked to bytes). Quants: pair m (sub-blocks 2m and 2m+1, which share the file's
 //         qs[32m..32m+31]), quad q at 512m + 64q, row r's 4 bytes qs[32m + 4q ..] at +4r, as in
 //         the file (low nibbles: sub-block 2m).
+//   Q6_K  super-blocks, 3392 B each: 320 B of scales (d[16] f16, then sc[16][16]: the int8
+//         scale of 16-element sub-block v, row r, at 32 + 16v + r; 32 B unused), then for each
+//         128-element half n a 1536 B run: qh (quad q of the file's qh[32n..32n+31] at 64q),
+//         then ql chunk c = 0, 1 (quad q of ql[64n + 32c ..] at 512 + 512c + 64q), row r's 4
+//         bytes at +4r as in the file. 32-element block 4n + k takes chunk k % 2 (high nibbles
+//         for k >= 2) and bits 2k of qh.
 // Q8_0 tiles are exactly as large as the file's rows (for an even block count); Q4_K's unpacked
-// scales add 64 B per super-block of 16 rows (2.8 %).
+// scales add 64 B per super-block of 16 rows (2.8 %), Q6_K's alignment 32 B (0.9 %).
 #include <cstddef>
 #include <cstdint>
 
@@ -33,20 +39,26 @@ inline constexpr int64_t kTile16 = 16;
 
 // Whether type t has the 16-row layout.
 inline bool has_tiles16(gguf::TensorType t) {
-  return t == gguf::TensorType::Q8_0 || t == gguf::TensorType::Q4_K;
+  return t == gguf::TensorType::Q8_0 || t == gguf::TensorType::Q4_K || t == gguf::TensorType::Q6_K;
 }
 
-// Where block b (a super-block for Q4_K) of a tile starts its quants and its scales.
+// Bytes of a super-block of the K types' tiles.
+inline int64_t tile16_super_bytes(gguf::TensorType t) {
+  return t == gguf::TensorType::Q4_K ? 2368 : 3392;
+}
+
+// Where block b (a super-block for the K types) of a tile starts its quants and its scales.
 inline int64_t tile16_quants_at(gguf::TensorType t, int64_t b) {
-  return t == gguf::TensorType::Q8_0 ? 1088 * (b / 2) + 64 + 512 * (b % 2) : 2368 * b + 320;
+  return t == gguf::TensorType::Q8_0 ? 1088 * (b / 2) + 64 + 512 * (b % 2)
+                                     : tile16_super_bytes(t) * b + 320;
 }
 inline int64_t tile16_scales_at(gguf::TensorType t, int64_t b) {
-  return t == gguf::TensorType::Q8_0 ? 1088 * (b / 2) + 32 * (b % 2) : 2368 * b;
+  return t == gguf::TensorType::Q8_0 ? 1088 * (b / 2) + 32 * (b % 2) : tile16_super_bytes(t) * b;
 }
 
-// Bytes of a tile whose rows have nb blocks (super-blocks for Q4_K).
+// Bytes of a tile whose rows have nb blocks (super-blocks for the K types).
 inline int64_t tile16_bytes(gguf::TensorType t, int64_t nb) {
-  return t == gguf::TensorType::Q8_0 ? 1088 * ((nb + 1) / 2) : 2368 * nb;
+  return t == gguf::TensorType::Q8_0 ? 1088 * ((nb + 1) / 2) : tile16_super_bytes(t) * nb;
 }
 
 // Writes one tile from 16 plain rows of nb blocks each.

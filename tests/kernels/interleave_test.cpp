@@ -55,7 +55,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 // Row o of the plain matrix against x row r as the 16-row kernel computes it: per 32-element
 // block, the integer dot product, then acc = fma(I, s * dx, acc) and, for Q4_K,
-// acc = fma(-dmin * m, sx, acc).
+// acc = fma(-dmin * m, sx, acc); Q6_K makes the first step for each 16-element half.
 float tiles16_model(const MatrixView& plain, int64_t o, const QuantizedX& qx, int64_t r) {
   const auto* row = static_cast<const uint8_t*>(plain.data) + o * int64_t(plain.row_stride);
   const auto* xq = reinterpret_cast<const int8_t*>(qx.row_qs(r));
@@ -68,6 +68,20 @@ float tiles16_model(const MatrixView& plain, int64_t o, const QuantizedX& qx, in
       std::memcpy(&blk, row + b * int64_t(sizeof blk), sizeof blk);
       for (int i = 0; i < kQK; ++i) dot += int32_t(blk.qs[i]) * xq[b * kQK + i];
       s = fp16_to_fp32(blk.d);
+    } else if (plain.type == TensorType::Q6_K) {
+      BlockQ6_K blk;
+      std::memcpy(&blk, row + (b / 8) * int64_t(sizeof blk), sizeof blk);
+      const int n = int(b % 8) / 4, k = int(b % 4);
+      int32_t half[2] = {0, 0};
+      for (int i = 0; i < kQK; ++i) {
+        const int lo = (blk.ql[64 * n + 32 * (k % 2) + i] >> (4 * (k / 2))) & 0xF;
+        const int hi = (blk.qh[32 * n + i] >> (2 * k)) & 3;
+        half[i / 16] += ((lo | (hi << 4)) - 32) * xq[b * kQK + i];
+      }
+      const float d = fp16_to_fp32(blk.d), dx = qx.row_d(r)[b];
+      acc = std::fma(float(half[0]), d * float(blk.scales[2 * (b % 8)]) * dx, acc);
+      acc = std::fma(float(half[1]), d * float(blk.scales[2 * (b % 8) + 1]) * dx, acc);
+      continue;
     } else {
       BlockQ4_K blk;
       std::memcpy(&blk, row + (b / 8) * int64_t(sizeof blk), sizeof blk);
