@@ -188,45 +188,6 @@ struct LoaderQ4_K : LoaderRows {
   }
 };
 
-// Q4_K in the interleaved tile layout (TileQ4_K): the same values and table entries as
-// LoaderQ4_K, computed by the same float operations, from bytes stored ready for the lanes.
-struct LoaderQ4_KTile : LoaderRows {
-  static constexpr bool kSplit = false, kOffset = true, kHalfOffset = false;
-  static constexpr int kBias = 8;  // the level is q + 8
-  static constexpr int kGroup = 8;
-  // Lane 4j + i: row i's value for sub-block j (lo: j = 0..3, hi: j = 4..7) of d * sc, and of
-  // 8 * (d * sc) - dmin * m.
-  __m512 s_lo, s_hi, o_lo, o_hi;
-  __m512i pair_lo, pair_hi;
-  BATON_AVX512_INLINE void load(int64_t sb, int j, Quad& q) {
-    const uint8_t* t = rows[0] + sb * int64_t(sizeof(TileQ4_K));
-    if (j == 0) prepare(reinterpret_cast<const TileQ4_K*>(t));
-    if ((j & 1) == 0) {
-      const auto* qs = reinterpret_cast<const TileQ4_K*>(t)->qs[j / 2];
-      pair_lo = _mm512_loadu_si512(qs[0]);
-      pair_hi = _mm512_loadu_si512(qs[1]);
-    }
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
-    q.lo = _mm512_and_si512((j & 1) ? _mm512_srli_epi16(pair_lo, 4) : pair_lo, m4);
-    q.hi = _mm512_and_si512((j & 1) ? _mm512_srli_epi16(pair_hi, 4) : pair_hi, m4);
-    q.slo = spread4_at(j < 4 ? s_lo : s_hi, 4 * (j % 4));
-    q.off = spread4_first_at(j < 4 ? o_lo : o_hi, 4 * (j % 4));
-  }
-  // 16 bytes as floats (a lambda would not inherit the target attribute).
-  static BATON_AVX512_INLINE __m512 bytes(const uint8_t* p) {
-    return _mm512_cvtepi32_ps(
-        _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
-  }
-  BATON_AVX512_INLINE void prepare(const TileQ4_K* t) {
-    const __m512 d = f16x4_lanes(t->d), dmin = f16x4_lanes(t->dmin);
-    const __m512 eight = _mm512_set1_ps(8.0f);
-    s_lo = _mm512_mul_ps(bytes(t->sc[0]), d);
-    s_hi = _mm512_mul_ps(bytes(t->sc[4]), d);
-    o_lo = _mm512_sub_ps(_mm512_mul_ps(s_lo, eight), _mm512_mul_ps(bytes(t->mn[0]), dmin));
-    o_hi = _mm512_sub_ps(_mm512_mul_ps(s_hi, eight), _mm512_mul_ps(bytes(t->mn[4]), dmin));
-  }
-};
-
 // 6-bit level (0..63) from its low nibble (in l) and its 2 high bits (at bit hs of h).
 BATON_AVX512_INLINE __m512i q6_combine(__m512i l, __m512i h, __m128i hs) {
   const __m512i m4 = _mm512_set1_epi8(0x0F), m2 = _mm512_set1_epi8(3);
@@ -276,40 +237,6 @@ struct LoaderQ6_K : LoaderRows {
     auto blk = [&](int i) { return reinterpret_cast<const BlockQ6_K*>(rows[i] + base); };
     transpose_4x16(row_values(blk(0)), row_values(blk(1)), row_values(blk(2)), row_values(blk(3)),
                    table);
-  }
-};
-
-// Q6_K in the interleaved tile layout (TileQ6_K): LoaderQ6_K's values and scales from bytes
-// that load straight into lanes.
-struct LoaderQ6_KTile : LoaderRows {
-  static constexpr bool kSplit = true, kOffset = false, kHalfOffset = false;
-  static constexpr int kBias = 32;  // the level is q + 32
-  static constexpr int kGroup = 8;
-  __m512 scale[4];  // scale[q] lane 4v + i: d * sc of 16-element sub-block 4q + v of row i
-  __m512i ql[2][2], qh[2];
-  BATON_AVX512_INLINE void load(int64_t sb, int j, Quad& q) {
-    const auto* t = reinterpret_cast<const TileQ6_K*>(rows[0] + sb * int64_t(sizeof(TileQ6_K)));
-    const int n = j / 4, k = j % 4;
-    if (j == 0) prepare(t);
-    if (k == 0) {
-      qh[0] = _mm512_loadu_si512(t->qh[n][0]);
-      qh[1] = _mm512_loadu_si512(t->qh[n][1]);
-    }
-    if (k < 2) {
-      ql[k][0] = _mm512_loadu_si512(t->ql[n][k][0]);
-      ql[k][1] = _mm512_loadu_si512(t->ql[n][k][1]);
-    }
-    q6_levels(ql, qh, k, q);
-    // Sub-blocks 2j and 2j + 1 sit in scale[j / 2] at v = 2 (j % 2) and v + 1.
-    q.slo = spread4_at(scale[j / 2], 8 * (j % 2));
-    q.shi = spread4_at(scale[j / 2], 8 * (j % 2) + 4);
-  }
-  BATON_AVX512_INLINE void prepare(const TileQ6_K* t) {
-    const __m512 d = f16x4_lanes(t->d);
-    for (int q = 0; q < 4; ++q) {
-      const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t->scales[4 * q]));
-      scale[q] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)));
-    }
   }
 };
 

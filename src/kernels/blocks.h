@@ -106,28 +106,6 @@ inline void q4k_scale_min(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {
   }
 }
 
-// Super-block b of a 4-row Q4_K tile in the interleaved layout (kernels/interleave.h): the
-// nibbles already in the AVX-512 kernel's lane order and the 6-bit scales and mins unpacked to
-// bytes, so a tile needs no shuffles and no bit unpacking per super-block.
-struct TileQ4_K {
-  uint8_t qs[4][2][64];  // [pair m][half h]: row i's qs[32m + 16h ..][16] at bytes 16i..
-  uint16_t d[4];         // per row
-  uint16_t dmin[4];
-  uint8_t sc[8][4];  // [sub-block j][row i]
-  uint8_t mn[8][4];
-};
-static_assert(sizeof(TileQ4_K) == 592, "TileQ4_K must have no padding");
-
-// Super-block b of a 4-row Q6_K tile in the interleaved layout: the same bytes as 4 BlockQ6_K,
-// grouped so that each load is one register in the AVX-512 kernel's lane order.
-struct TileQ6_K {
-  uint8_t ql[2][2][2][64];  // [half n][chunk c][16-byte half h]: row i's ql[64n + 32c + 16h ..]
-  uint8_t qh[2][2][64];     // [half n][h]: row i's qh[32n + 16h ..][16] at bytes 16i..
-  int8_t scales[16][4];     // [16-element sub-block v][row i]
-  uint16_t d[4];
-};
-static_assert(sizeof(TileQ6_K) == 4 * sizeof(BlockQ6_K), "TileQ6_K must have no padding");
-
 // The inverse of q4k_scale_min: packs 8 scales and 8 mins (6 bits each) into 12 bytes.
 inline void q4k_pack_scales(const uint8_t sc[8], const uint8_t m[8], uint8_t* q) {
   for (int j = 0; j < 4; ++j) {

@@ -1,12 +1,15 @@
 #pragma once
 // Tile-interleaved copies of quantized weight matrices, for the AVX-512 kernels.
 //
-// Those kernels compute 4 weight rows at a time, reading block b of each. In the file's layout
-// the 4 rows are 4 streams a row apart, and a decode step (one x row) is bound by how many
-// cache misses a core keeps in flight, not by bandwidth. Interleaved, block b of the 4 rows
-// sits side by side (tile t = rows 4t..4t+3, in block order), so a tile is one sequential stream
-// the prefetchers follow. The values are unchanged (for Q4_K and Q6_K only rearranged), so every
-// product is bit-identical to the plain layout's. A last partial tile repeats its last row.
+// In the file's layout the rows a kernel computes together are streams a row apart, and a
+// decode step (one x row) is bound by how many cache misses a core keeps in flight, not by
+// bandwidth. Interleaved, a tile of rows is one sequential stream the prefetchers follow:
+// - Q8_0, Q4_K and Q6_K go to the 16-row layout of kernels/tiles16.h, where each vector lane is
+//   one weight row and a block's float step runs once per 16 rows (its own kernel and
+//   arithmetic: the sums are those of the file's values, added in another order).
+// - The other types go to 4-row tiles: block b of rows 4t..4t+3 side by side, in block order,
+//   read by the same kernel as the plain layout, so every product is bit-identical to it.
+// A last partial tile repeats its last row.
 #include <cstddef>
 #include <cstdint>
 
@@ -25,9 +28,7 @@ bool interleavable(const MatrixView& w);
 // Bytes interleave_rows writes for w.
 size_t interleaved_bytes(const MatrixView& w);
 
-// Bytes of one block (one super-block for the K types) of a 4-row tile: 4 blocks side by side,
-// or for Q4_K and Q6_K a TileQ4_K / TileQ6_K (kernels/blocks.h), which store the same values
-// grouped ready for the kernel's registers.
+// Bytes of one block (one super-block for the K types) of a 4-row tile: 4 blocks side by side.
 int64_t tile_block_bytes(gguf::TensorType t);
 
 // Start of the tile holding weight row `row` of an interleaved matrix.

@@ -280,25 +280,19 @@ BATON_AVX512 void quantize_x_row_avx512(const float* x, QuantizedX& q, int64_t r
 
 namespace {
 
-// Calls fn.template operator()<Loader>() with the loader of type t in the given layout
-// (interleave 1 or 4: Q4_K and Q6_K tiles have loaders of their own); false for a type without
-// one.
+// Calls fn.template operator()<Loader>() with the loader of type t (each reads the plain and
+// the 4-row layout); false for a type without one.
 template <class F>
-bool with_loader(TensorType t, int32_t interleave, F&& fn) {
-  const bool tiles = interleave == 4;
+bool with_loader(TensorType t, F&& fn) {
   switch (t) {
     case TensorType::Q8_0:
       return fn.template operator()<LoaderQ8_0>(), true;
     case TensorType::Q4_0:
       return fn.template operator()<LoaderQ4_0>(), true;
     case TensorType::Q4_K:
-      return tiles ? fn.template operator()<avx512::LoaderQ4_KTile>()
-                   : fn.template operator()<LoaderQ4_K>(),
-             true;
+      return fn.template operator()<LoaderQ4_K>(), true;
     case TensorType::Q6_K:
-      return tiles ? fn.template operator()<avx512::LoaderQ6_KTile>()
-                   : fn.template operator()<LoaderQ6_K>(),
-             true;
+      return fn.template operator()<LoaderQ6_K>(), true;
     case TensorType::Q4_1:
       return fn.template operator()<avx512::LoaderQ4_1>(), true;
     case TensorType::Q5_0:
@@ -323,14 +317,14 @@ bool with_loader(TensorType t, int32_t interleave, F&& fn) {
 LaneForm avx512_lane_form(const MatrixView& w) {
   if (w.interleave == kTile16) return tiles16_lane_form(w.type);
   LaneForm form;
-  with_loader(w.type, w.interleave, [&]<class L>() { form = {L::kBias, L::kSplit}; });
+  with_loader(w.type, [&]<class L>() { form = {L::kBias, L::kSplit}; });
   return form;
 }
 
 void quant_rows_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
                        float* y) {
   if (w.interleave == kTile16) return quant_rows16_avx512(w, x, o_begin, o_end, y);
-  with_loader(w.type, w.interleave, [&]<class L>() { quant_rows<L>(w, x, o_begin, o_end, y); });
+  with_loader(w.type, [&]<class L>() { quant_rows<L>(w, x, o_begin, o_end, y); });
 }
 
 }  // namespace baton::kernels
