@@ -349,7 +349,7 @@ void register_bench_engine(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--kv-type", a->engine.kv_type, "f16 | f32")->capture_default_str();
   cmd->add_flag("!--plain-weights", a->engine.interleave_weights,
-                "keep the file's weight layout (no 4-row interleaving at load), to compare");
+                "keep the file's weight layout (no tiles rewritten at load), to compare");
   cmd->add_flag("--json", a->json, "print the figures as JSON");
   cmd->add_flag("--sampler,!--no-sampler", a->sampler,
                 "time the sampler on 32K and 128K random logits (default on)");
