@@ -3,13 +3,13 @@
 // quad, x's 4 bytes broadcast) leave row r's whole integer dot product in lane r, and one float
 // step per block and x row applies the scales:
 //   acc = fma(float(I), s * dx, acc)         s: the weight scale of the block (row r)
-//   acc = fma(off, sx, acc)                  Q4_K only: off = -(dmin * m), sx = dx * sum(xq)
+//   acc = fma(off, sx, acc)                  Q4_K, Q5_K: off = -(dmin * m), sx = dx * sum(xq)
 // where I starts at -B * sum(xq) (Q8_0 stores levels + B, B = 128; Q6_K's levels are q + 32)
-// or 0 (Q4_K's nibbles are unsigned already). Q6_K has a scale per 16 elements: its two halves
-// make two such steps, low half first. The same steps in the same order run for every (row, x row)
-// pair whatever the batch, the tile's other rows and the threads, so results are batch-invariant.
-// GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the uninitialized
-// warnings then report at every inlined use.
+// or 0 (Q4_K's and Q5_K's levels are unsigned already). Q6_K has a scale per 16 elements: its two
+// halves make two such steps, low half first. The same steps in the same order run for every (row,
+// x row) pair whatever the batch, the tile's other rows and the threads, so results are
+// batch-invariant. GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the
+// uninitialized warnings then report at every inlined use.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
@@ -69,14 +69,17 @@ struct Tiles16Q8_0 {
   }
 };
 
-struct Tiles16Q4_K {
+// Q4_K, and Q5_K (kFive) whose fifth bits join the nibbles: the same scales and offsets.
+template <bool kFive>
+struct Tiles16Q4_5K {
+  static constexpr auto kType = kFive ? gguf::TensorType::Q5_K : gguf::TensorType::Q4_K;
   static constexpr int kBias = 0;
   static constexpr bool kOffset = true, kSplit = false;
   static constexpr int kGroup = 8;
   // Decode spends 3x the instructions per byte of Q8_0 here, and the hardware prefetchers fall
-  // behind: each block prefetches 5 lines, two super-blocks ahead (+10 % decode, measured).
-  static constexpr int kPrefetchLines = 5;
-  static constexpr int64_t kPrefetchAhead = 2 * 2368;
+  // behind: each block prefetches a few lines, two super-blocks ahead (+10 % decode, measured).
+  static constexpr int kPrefetchLines = kFive ? 6 : 5;
+  static constexpr int64_t kPrefetchAhead = 2 * tile16_super_bytes(kType);
   struct Group {
     const uint8_t* quants;
     const uint8_t* meta;  // d, dmin, sc, mn (tiles16.h)
@@ -89,20 +92,28 @@ struct Tiles16Q4_K {
       s.lo = _mm512_mul_ps(d, bytes(meta + 64 + 16 * j));
       s.off = _mm512_mul_ps(neg_dmin, bytes(meta + 192 + 16 * j));
     }
-    // Sub-blocks 2m and 2m + 1 share pair m's bytes: low nibbles and high.
+    // Sub-blocks 2m and 2m + 1 share pair m's bytes: low nibbles and high. Q5_K's bit j of
+    // each fifth-bit byte goes to bit 4.
     BATON_AVX512_INLINE __m512i quad(int j, int q) const {
-      const __m512i v = _mm512_loadu_si512(quants + 512 * (j / 2) + 64 * q);
-      const __m512i m4 = _mm512_set1_epi8(0x0F);
-      return _mm512_and_si512((j & 1) ? _mm512_srli_epi16(v, 4) : v, m4);
+      const uint8_t* nibbles = kFive ? quants + 512 : quants;
+      __m512i v = _mm512_loadu_si512(nibbles + 512 * (j / 2) + 64 * q);
+      if (j & 1) v = _mm512_srli_epi16(v, 4);
+      if constexpr (!kFive) return _mm512_and_si512(v, _mm512_set1_epi8(0x0F));
+      __m512i h = _mm512_loadu_si512(quants + 64 * q);
+      if (j < 4) h = _mm512_slli_epi16(h, 4 - j);
+      if (j > 4) h = _mm512_srli_epi16(h, j - 4);
+      h = _mm512_and_si512(h, _mm512_set1_epi8(0x10));
+      return _mm512_ternarylogic_epi32(v, h, _mm512_set1_epi8(0x0F), 0xEC);  // (v & 0x0F) | h
     }
   };
   static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t g) {
-    constexpr auto kType = gguf::TensorType::Q4_K;
     const uint8_t* meta = tile + tile16_scales_at(kType, g);
     return {tile + tile16_quants_at(kType, g), meta, f16x16(meta),
             _mm512_sub_ps(_mm512_setzero_ps(), f16x16(meta + 32))};
   }
 };
+using Tiles16Q4_K = Tiles16Q4_5K<false>;
+using Tiles16Q5_K = Tiles16Q4_5K<true>;
 
 struct Tiles16Q6_K {
   static constexpr int kBias = 32;  // the level is q + 32
@@ -256,6 +267,7 @@ LaneForm tiles16_lane_form(gguf::TensorType t) {
     case gguf::TensorType::Q8_0:
       return {Tiles16Q8_0::kBias, Tiles16Q8_0::kSplit, true};
     case gguf::TensorType::Q4_K:
+    case gguf::TensorType::Q5_K:
       return {Tiles16Q4_K::kBias, Tiles16Q4_K::kSplit, true};
     default:
       return {Tiles16Q6_K::kBias, Tiles16Q6_K::kSplit, true};
@@ -269,6 +281,8 @@ void quant_rows16_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_beg
       return rows16<Tiles16Q8_0>(w, x, o_begin, o_end, y);
     case gguf::TensorType::Q4_K:
       return rows16<Tiles16Q4_K>(w, x, o_begin, o_end, y);
+    case gguf::TensorType::Q5_K:
+      return rows16<Tiles16Q5_K>(w, x, o_begin, o_end, y);
     default:
       return rows16<Tiles16Q6_K>(w, x, o_begin, o_end, y);
   }

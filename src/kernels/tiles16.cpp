@@ -1,6 +1,7 @@
 #include "kernels/tiles16.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/blocks.h"
 
@@ -34,15 +35,23 @@ void q8_0_row(bool to_tile, uint8_t* tile, int64_t b, int r, BlockQ8_0& blk) {
   move_bytes(to_tile, d, reinterpret_cast<uint8_t*>(&blk.d), 2);
 }
 
-// Row r of Q4_K super-block s, moved between `blk` and the tile.
-void q4_k_row(bool to_tile, uint8_t* tile, int64_t s, int r, BlockQ4_K& blk) {
-  uint8_t* quants = tile + tile16_quants_at(gguf::TensorType::Q4_K, s) + 4 * r;
+// Row r of Q4_K or Q5_K super-block s, moved between `blk` and the tile (Q5_K's fifth bits
+// before the nibbles).
+template <class Block>
+void q4_5_k_row(bool to_tile, uint8_t* tile, int64_t s, int r, Block& blk) {
+  constexpr bool kQ5 = std::is_same_v<Block, BlockQ5_K>;
+  constexpr auto kType = kQ5 ? gguf::TensorType::Q5_K : gguf::TensorType::Q4_K;
+  uint8_t* quants = tile + tile16_quants_at(kType, s) + 4 * r;
+  if constexpr (kQ5) {
+    for (int q = 0; q < 8; ++q) move_bytes(to_tile, quants + 64 * q, blk.qh + 4 * q, 4);
+    quants += 512;
+  }
   for (int m = 0; m < 4; ++m) {
     for (int q = 0; q < 8; ++q) {
       move_bytes(to_tile, quants + 512 * m + 64 * q, blk.qs + 32 * m + 4 * q, 4);
     }
   }
-  uint8_t* meta = tile + tile16_scales_at(gguf::TensorType::Q4_K, s);
+  uint8_t* meta = tile + tile16_scales_at(kType, s);
   move_bytes(to_tile, meta + 2 * r, reinterpret_cast<uint8_t*>(&blk.d), 2);
   move_bytes(to_tile, meta + 32 + 2 * r, reinterpret_cast<uint8_t*>(&blk.dmin), 2);
   uint8_t* sc = meta + 64;
@@ -106,7 +115,9 @@ void pack_tile16(gguf::TensorType t, const uint8_t* const rows[kTile16], int64_t
     case gguf::TensorType::Q8_0:
       return pack_rows<BlockQ8_0>(rows, nb, out, q8_0_row);
     case gguf::TensorType::Q4_K:
-      return pack_rows<BlockQ4_K>(rows, nb, out, q4_k_row);
+      return pack_rows<BlockQ4_K>(rows, nb, out, q4_5_k_row<BlockQ4_K>);
+    case gguf::TensorType::Q5_K:
+      return pack_rows<BlockQ5_K>(rows, nb, out, q4_5_k_row<BlockQ5_K>);
     default:
       return pack_rows<BlockQ6_K>(rows, nb, out, q6_k_row);
   }
@@ -117,7 +128,9 @@ void unpack_tile16_row(gguf::TensorType t, const uint8_t* tile, int64_t nb, int 
     case gguf::TensorType::Q8_0:
       return unpack_row<BlockQ8_0>(tile, nb, r, out, q8_0_row);
     case gguf::TensorType::Q4_K:
-      return unpack_row<BlockQ4_K>(tile, nb, r, out, q4_k_row);
+      return unpack_row<BlockQ4_K>(tile, nb, r, out, q4_5_k_row<BlockQ4_K>);
+    case gguf::TensorType::Q5_K:
+      return unpack_row<BlockQ5_K>(tile, nb, r, out, q4_5_k_row<BlockQ5_K>);
     default:
       return unpack_row<BlockQ6_K>(tile, nb, r, out, q6_k_row);
   }

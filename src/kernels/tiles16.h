@@ -1,5 +1,5 @@
 #pragma once
-// The 16-row tile layout of Q8_0, Q4_K and Q6_K weights, for the AVX-512 VNNI kernels
+// The 16-row tile layout of Q8_0, Q4_K, Q5_K and Q6_K weights, for the AVX-512 VNNI kernels
 // (matmul_avx512_r16.cpp). Internal to the kernels module.
 //
 // One vpdpbusd multiplies 64 weight bytes by 4 x bytes broadcast to every 32-bit lane. With
@@ -20,6 +20,9 @@
 //         unpacked to bytes). Quants: pair m (sub-blocks 2m and 2m+1, which share the file's
 //         qs[32m..32m+31]), quad q at 512m + 64q, row r's 4 bytes qs[32m + 4q ..] at +4r, as in
 //         the file (low nibbles: sub-block 2m).
+//   Q5_K  super-blocks, 2880 B each: Q4_K's 320 B of scales, then 512 B of fifth bits (quad q
+//         of the file's qh at 64q, row r's 4 bytes at +4r: bit j is sub-block j's), then
+//         Q4_K's 2048 B of quants (the low 4 bits).
 //   Q6_K  super-blocks, 3392 B each: 320 B of scales (d[16] f16, then sc[16][16]: the int8
 //         scale of 16-element sub-block v, row r, at 32 + 16v + r; 32 B unused), then for each
 //         128-element half n a 1536 B run: qh (quad q of the file's qh[32n..32n+31] at 64q),
@@ -27,7 +30,8 @@
 //         bytes at +4r as in the file. 32-element block 4n + k takes chunk k % 2 (high nibbles
 //         for k >= 2) and bits 2k of qh.
 // Q8_0 tiles are exactly as large as the file's rows (for an even block count); Q4_K's unpacked
-// scales add 64 B per super-block of 16 rows (2.8 %), Q6_K's alignment 32 B (0.9 %).
+// and Q5_K's unpacked scales add 64 B per super-block of 16 rows (2.8 %, 2.3 %), Q6_K's
+// alignment 32 B (0.9 %).
 #include <cstddef>
 #include <cstdint>
 
@@ -39,12 +43,13 @@ inline constexpr int64_t kTile16 = 16;
 
 // Whether type t has the 16-row layout.
 inline bool has_tiles16(gguf::TensorType t) {
-  return t == gguf::TensorType::Q8_0 || t == gguf::TensorType::Q4_K || t == gguf::TensorType::Q6_K;
+  return t == gguf::TensorType::Q8_0 || t == gguf::TensorType::Q4_K ||
+         t == gguf::TensorType::Q5_K || t == gguf::TensorType::Q6_K;
 }
 
 // Bytes of a super-block of the K types' tiles.
-inline int64_t tile16_super_bytes(gguf::TensorType t) {
-  return t == gguf::TensorType::Q4_K ? 2368 : 3392;
+constexpr int64_t tile16_super_bytes(gguf::TensorType t) {
+  return t == gguf::TensorType::Q4_K ? 2368 : t == gguf::TensorType::Q5_K ? 2880 : 3392;
 }
 
 // Where block b (a super-block for the K types) of a tile starts its quants and its scales.

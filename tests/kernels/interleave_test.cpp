@@ -53,8 +53,24 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+// Q4_K / Q5_K block b: the dot product of its levels (nibble + 16 * fifth(j, i)) with xq, its
+// scale and its offset.
+template <class Block, class Fifth>
+void k_quant_terms(const Block& blk, int64_t b, const int8_t* xq, int32_t& dot, float& s,
+                   float& off, Fifth fifth) {
+  const int j = int(b % 8);
+  uint8_t sc, m;
+  q4k_scale_min(j, blk.scales, &sc, &m);
+  for (int i = 0; i < kQK; ++i) {
+    const int level = ((blk.qs[32 * (j / 2) + i] >> (4 * (j % 2))) & 0xF) + 16 * fifth(j, i);
+    dot += level * xq[b * kQK + i];
+  }
+  s = fp16_to_fp32(blk.d) * float(sc);
+  off = (0.f - fp16_to_fp32(blk.dmin)) * float(m);
+}
+
 // Row o of the plain matrix against x row r as the 16-row kernel computes it: per 32-element
-// block, the integer dot product, then acc = fma(I, s * dx, acc) and, for Q4_K,
+// block, the integer dot product, then acc = fma(I, s * dx, acc) and, for Q4_K and Q5_K,
 // acc = fma(-dmin * m, sx, acc); Q6_K makes the first step for each 16-element half.
 float tiles16_model(const MatrixView& plain, int64_t o, const QuantizedX& qx, int64_t r) {
   const auto* row = static_cast<const uint8_t*>(plain.data) + o * int64_t(plain.row_stride);
@@ -82,20 +98,17 @@ float tiles16_model(const MatrixView& plain, int64_t o, const QuantizedX& qx, in
       acc = std::fma(float(half[0]), d * float(blk.scales[2 * (b % 8)]) * dx, acc);
       acc = std::fma(float(half[1]), d * float(blk.scales[2 * (b % 8) + 1]) * dx, acc);
       continue;
+    } else if (plain.type == TensorType::Q5_K) {
+      BlockQ5_K blk;
+      std::memcpy(&blk, row + (b / 8) * int64_t(sizeof blk), sizeof blk);
+      k_quant_terms(blk, b, xq, dot, s, off, [&](int j, int i) { return (blk.qh[i] >> j) & 1; });
     } else {
       BlockQ4_K blk;
       std::memcpy(&blk, row + (b / 8) * int64_t(sizeof blk), sizeof blk);
-      const int j = int(b % 8);
-      uint8_t sc, m;
-      q4k_scale_min(j, blk.scales, &sc, &m);
-      for (int i = 0; i < kQK; ++i) {
-        dot += ((blk.qs[32 * (j / 2) + i] >> (4 * (j % 2))) & 0xF) * xq[b * kQK + i];
-      }
-      s = fp16_to_fp32(blk.d) * float(sc);
-      off = (0.f - fp16_to_fp32(blk.dmin)) * float(m);
+      k_quant_terms(blk, b, xq, dot, s, off, [](int, int) { return 0; });
     }
     acc = std::fma(float(dot), s * qx.row_d(r)[b], acc);
-    if (plain.type == TensorType::Q4_K) acc = std::fma(off, qx.row_s(r)[b], acc);
+    if (plain.type != TensorType::Q8_0) acc = std::fma(off, qx.row_s(r)[b], acc);
   }
   return acc;
 }
