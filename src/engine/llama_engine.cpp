@@ -22,7 +22,7 @@ model::KvType parse_kv_type(const std::string& s) {
 // The version of the arithmetic that produces KV (kernels, attention, norms): KV saved on disk by
 // a build with other arithmetic holds other bits than this build computes, so the disk tier
 // refuses it (its layout string differs). Bump it with any change that alters a logit.
-constexpr int kKvArithmetic = 3;  // 3: the 16-row Q8_0 / Q4_K / Q5_K / Q6_K tiles
+constexpr int kKvArithmetic = 3;  // 3: the 16-row tiles
 
 // Bytes of each tensor's data that the fingerprint samples: its start, middle and end.
 constexpr uint64_t kSampleBytes = 4096;
@@ -141,8 +141,8 @@ std::unique_ptr<LlamaEngine> load_llama_engine(const std::string& path, const En
             model->pool().size());
   if (model->interleaved_bytes() > 0) {
     log::info(
-        "weights: {:.0f} MB rewritten in tiles (16 rows for q8_0, q4_K, q5_K and q6_K, 4 for "
-        "the other types) for the avx512-vnni kernels "
+        "weights: {:.0f} MB rewritten in tiles (16 rows for q8_0, q4_0, q4_K, q5_K, q6_K and "
+        "iq4_xs, 4 for the other types) for the avx512-vnni kernels "
         "(model ready in {:.1f} s)",
         double(model->interleaved_bytes()) / 1048576.0, load_s);
   }

@@ -4,7 +4,8 @@
 // step per block and x row applies the scales:
 //   acc = fma(float(I), s * dx, acc)         s: the weight scale of the block (row r)
 //   acc = fma(off, sx, acc)                  Q4_K, Q5_K: off = -(dmin * m), sx = dx * sum(xq)
-// where I starts at -B * sum(xq) (Q8_0 stores levels + B, B = 128; Q6_K's levels are q + 32)
+// where I starts at -B * sum(xq) (Q8_0 stores levels + B, B = 128; the levels of Q4_0, Q6_K
+// and IQ4_XS, a table's values + 128, are q + B)
 // or 0 (Q4_K's and Q5_K's levels are unsigned already). Q6_K has a scale per 16 elements: its two
 // halves make two such steps, low half first. The same steps in the same order run for every (row,
 // x row) pair whatever the batch, the tile's other rows and the threads, so results are
@@ -69,6 +70,59 @@ struct Tiles16Q8_0 {
   }
 };
 
+// Q4_0 and IQ4_XS blocks: 4 quads of 64 B whose low nibbles are quads 0..3 and high nibbles
+// quads 4..7.
+BATON_AVX512_INLINE __m512i nibble_quad(const uint8_t* quants, int q) {
+  __m512i v = _mm512_loadu_si512(quants + 64 * (q % 4));
+  if (q >= 4) v = _mm512_srli_epi16(v, 4);
+  return _mm512_and_si512(v, _mm512_set1_epi8(0x0F));
+}
+
+struct Tiles16Q4_0 {
+  static constexpr int kBias = 8;  // the level is q + 8
+  static constexpr bool kOffset = false, kSplit = false;
+  static constexpr int kGroup = 1;
+  static constexpr int kPrefetchLines = 0;
+  struct Group {
+    const uint8_t* quants;
+    const uint8_t* d;
+    BATON_AVX512_INLINE void scales(int, Scales& s) const { s.lo = f16x16(d); }
+    BATON_AVX512_INLINE __m512i quad(int, int q) const { return nibble_quad(quants, q); }
+  };
+  static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t g) {
+    constexpr auto kType = gguf::TensorType::Q4_0;
+    return {tile + tile16_quants_at(kType, g), tile + tile16_scales_at(kType, g)};
+  }
+};
+
+struct Tiles16IQ4_XS {
+  static constexpr auto kType = gguf::TensorType::IQ4_XS;
+  static constexpr int kBias = 128;  // the table's values + 128
+  static constexpr bool kOffset = false, kSplit = false;
+  static constexpr int kGroup = 8;
+  static constexpr int kPrefetchLines = 5;  // as Q4_K's
+  static constexpr int64_t kPrefetchAhead = 2 * tile16_shape(kType).bytes;
+  struct Group {
+    const uint8_t* quants;
+    const uint8_t* meta;  // d, then each block's scale less 32
+    __m512 d;
+    __m512i table;  // kIQ4NLValues + 128 in every 128-bit lane
+    BATON_AVX512_INLINE void scales(int j, Scales& s) const {
+      const __m128i ls = _mm_loadu_si128(reinterpret_cast<const __m128i*>(meta + 32 + 16 * j));
+      s.lo = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(ls)));
+    }
+    BATON_AVX512_INLINE __m512i quad(int j, int q) const {
+      return _mm512_shuffle_epi8(table, nibble_quad(quants + 256 * j, q));
+    }
+  };
+  static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t g) {
+    const uint8_t* meta = tile + tile16_scales_at(kType, g);
+    const __m128i values = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues));
+    const __m128i biased = _mm_xor_si128(values, _mm_set1_epi8(char(0x80)));  // int8 + 128
+    return {tile + tile16_quants_at(kType, g), meta, f16x16(meta), _mm512_broadcast_i32x4(biased)};
+  }
+};
+
 // Q4_K, and Q5_K (kFive) whose fifth bits join the nibbles: the same scales and offsets.
 template <bool kFive>
 struct Tiles16Q4_5K {
@@ -79,7 +133,7 @@ struct Tiles16Q4_5K {
   // Decode spends 3x the instructions per byte of Q8_0 here, and the hardware prefetchers fall
   // behind: each block prefetches a few lines, two super-blocks ahead (+10 % decode, measured).
   static constexpr int kPrefetchLines = kFive ? 6 : 5;
-  static constexpr int64_t kPrefetchAhead = 2 * tile16_super_bytes(kType);
+  static constexpr int64_t kPrefetchAhead = 2 * tile16_shape(kType).bytes;
   struct Group {
     const uint8_t* quants;
     const uint8_t* meta;  // d, dmin, sc, mn (tiles16.h)
@@ -120,7 +174,7 @@ struct Tiles16Q6_K {
   static constexpr bool kOffset = false, kSplit = true;
   static constexpr int kGroup = 8;
   static constexpr int kPrefetchLines = 7;  // as Q4_K's: 8 x 7 lines cover a super-block
-  static constexpr int64_t kPrefetchAhead = 2 * 3392;
+  static constexpr int64_t kPrefetchAhead = 2 * tile16_shape(gguf::TensorType::Q6_K).bytes;
   struct Group {
     const uint8_t* quants;
     const uint8_t* meta;  // d, then the int8 scale of each 16-element sub-block
@@ -264,6 +318,10 @@ void rows16(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o
 
 LaneForm tiles16_lane_form(gguf::TensorType t) {
   switch (t) {
+    case gguf::TensorType::Q4_0:
+      return {Tiles16Q4_0::kBias, Tiles16Q4_0::kSplit, true};
+    case gguf::TensorType::IQ4_XS:
+      return {Tiles16IQ4_XS::kBias, Tiles16IQ4_XS::kSplit, true};
     case gguf::TensorType::Q8_0:
       return {Tiles16Q8_0::kBias, Tiles16Q8_0::kSplit, true};
     case gguf::TensorType::Q4_K:
@@ -283,6 +341,10 @@ void quant_rows16_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_beg
       return rows16<Tiles16Q4_K>(w, x, o_begin, o_end, y);
     case gguf::TensorType::Q5_K:
       return rows16<Tiles16Q5_K>(w, x, o_begin, o_end, y);
+    case gguf::TensorType::Q4_0:
+      return rows16<Tiles16Q4_0>(w, x, o_begin, o_end, y);
+    case gguf::TensorType::IQ4_XS:
+      return rows16<Tiles16IQ4_XS>(w, x, o_begin, o_end, y);
     default:
       return rows16<Tiles16Q6_K>(w, x, o_begin, o_end, y);
   }

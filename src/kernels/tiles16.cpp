@@ -35,6 +35,40 @@ void q8_0_row(bool to_tile, uint8_t* tile, int64_t b, int r, BlockQ8_0& blk) {
   move_bytes(to_tile, d, reinterpret_cast<uint8_t*>(&blk.d), 2);
 }
 
+// Row r of Q4_0 block b, moved between `blk` and the tile.
+void q4_0_row(bool to_tile, uint8_t* tile, int64_t b, int r, BlockQ4_0& blk) {
+  constexpr auto kType = gguf::TensorType::Q4_0;
+  uint8_t* quants = tile + tile16_quants_at(kType, b) + 4 * r;
+  for (int q = 0; q < 4; ++q) move_bytes(to_tile, quants + 64 * q, blk.qs + 4 * q, 4);
+  uint8_t* d = tile + tile16_scales_at(kType, b) + 2 * r;
+  move_bytes(to_tile, d, reinterpret_cast<uint8_t*>(&blk.d), 2);
+}
+
+// Row r of IQ4_XS super-block s, moved between `blk` and the tile; the 6-bit block scales are
+// stored unpacked, less 32.
+void iq4_xs_row(bool to_tile, uint8_t* tile, int64_t s, int r, BlockIQ4_XS& blk) {
+  constexpr auto kType = gguf::TensorType::IQ4_XS;
+  uint8_t* quants = tile + tile16_quants_at(kType, s) + 4 * r;
+  for (int j = 0; j < 8; ++j) {
+    for (int q = 0; q < 4; ++q) {
+      move_bytes(to_tile, quants + 256 * j + 64 * q, blk.qs + 16 * j + 4 * q, 4);
+    }
+  }
+  uint8_t* scales = tile + tile16_scales_at(kType, s);
+  move_bytes(to_tile, scales + 2 * r, reinterpret_cast<uint8_t*>(&blk.d), 2);
+  if (to_tile) {
+    for (int j = 0; j < 8; ++j) scales[32 + 16 * j + r] = uint8_t(iq4xs_scale(j, blk) - 32);
+    return;
+  }
+  blk.scales_h = 0;
+  std::memset(blk.scales_l, 0, sizeof blk.scales_l);
+  for (int j = 0; j < 8; ++j) {
+    const int ls = (int(int8_t(scales[32 + 16 * j + r])) + 32) & 63;
+    blk.scales_l[j / 2] = uint8_t(blk.scales_l[j / 2] | (ls & 0xF) << (4 * (j % 2)));
+    blk.scales_h = uint16_t(blk.scales_h | (ls >> 4) << (2 * j));
+  }
+}
+
 // Row r of Q4_K or Q5_K super-block s, moved between `blk` and the tile (Q5_K's fifth bits
 // before the nibbles).
 template <class Block>
@@ -114,6 +148,10 @@ void pack_tile16(gguf::TensorType t, const uint8_t* const rows[kTile16], int64_t
   switch (t) {
     case gguf::TensorType::Q8_0:
       return pack_rows<BlockQ8_0>(rows, nb, out, q8_0_row);
+    case gguf::TensorType::Q4_0:
+      return pack_rows<BlockQ4_0>(rows, nb, out, q4_0_row);
+    case gguf::TensorType::IQ4_XS:
+      return pack_rows<BlockIQ4_XS>(rows, nb, out, iq4_xs_row);
     case gguf::TensorType::Q4_K:
       return pack_rows<BlockQ4_K>(rows, nb, out, q4_5_k_row<BlockQ4_K>);
     case gguf::TensorType::Q5_K:
@@ -127,6 +165,10 @@ void unpack_tile16_row(gguf::TensorType t, const uint8_t* tile, int64_t nb, int 
   switch (t) {
     case gguf::TensorType::Q8_0:
       return unpack_row<BlockQ8_0>(tile, nb, r, out, q8_0_row);
+    case gguf::TensorType::Q4_0:
+      return unpack_row<BlockQ4_0>(tile, nb, r, out, q4_0_row);
+    case gguf::TensorType::IQ4_XS:
+      return unpack_row<BlockIQ4_XS>(tile, nb, r, out, iq4_xs_row);
     case gguf::TensorType::Q4_K:
       return unpack_row<BlockQ4_K>(tile, nb, r, out, q4_5_k_row<BlockQ4_K>);
     case gguf::TensorType::Q5_K:

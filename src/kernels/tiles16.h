@@ -1,6 +1,6 @@
 #pragma once
-// The 16-row tile layout of Q8_0, Q4_K, Q5_K and Q6_K weights, for the AVX-512 VNNI kernels
-// (matmul_avx512_r16.cpp). Internal to the kernels module.
+// The 16-row tile layout of Q8_0, Q4_0, Q4_K, Q5_K, Q6_K and IQ4_XS weights, for the AVX-512 VNNI
+// kernels (matmul_avx512_r16.cpp). Internal to the kernels module.
 //
 // One vpdpbusd multiplies 64 weight bytes by 4 x bytes broadcast to every 32-bit lane. With
 // lane r holding 4 consecutive weights of row r, one instruction serves 16 rows and each lane
@@ -15,6 +15,9 @@
 //         2p's quants, block 2p+1's quants. Quants of a block: quad q (elements 4q..4q+3) at
 //         64q, row r's 4 bytes at +4r, stored as level + 128 (the kernel's unsigned operand). A
 //         last odd block leaves its pair's last 512 B unused.
+//   Q4_0  pairs of blocks, 576 B each: the two blocks' d (32 B each), then each block's 256 B
+//         of quants: 4 quads q' of 64 B, row r's 4 bytes qs[4q' ..] at +4r as in the file (low
+//         nibbles: elements 4q'.., high nibbles: elements 16 + 4q'..).
 //   Q4_K  super-blocks, 2368 B each: 320 B of scales, then 2048 B of quants. Scales: d[16],
 //         dmin[16] (f16), sc[8][16], mn[8][16] (the 6-bit scales and mins of sub-block j, row r,
 //         unpacked to bytes). Quants: pair m (sub-blocks 2m and 2m+1, which share the file's
@@ -29,9 +32,12 @@
 //         then ql chunk c = 0, 1 (quad q of ql[64n + 32c ..] at 512 + 512c + 64q), row r's 4
 //         bytes at +4r as in the file. 32-element block 4n + k takes chunk k % 2 (high nibbles
 //         for k >= 2) and bits 2k of qh.
-// Q8_0 tiles are exactly as large as the file's rows (for an even block count); Q4_K's unpacked
-// and Q5_K's unpacked scales add 64 B per super-block of 16 rows (2.8 %, 2.3 %), Q6_K's
-// alignment 32 B (0.9 %).
+//   IQ4_XS super-blocks, 2240 B each: d[16] (f16), then the 6-bit scale of block j, row r, less
+//         32, as an int8 at 32 + 16j + r (32 B unused), then block j's 256 B of quants at
+//         192 + 256j, laid out as Q4_0's.
+// Q8_0 and Q4_0 tiles are exactly as large as the file's rows (for an even block count); Q4_K's
+// unpacked and Q5_K's unpacked scales add 64 B per super-block of 16 rows (2.8 %, 2.3 %), IQ4_XS's
+// 64 B (2.9 %), Q6_K's alignment 32 B (0.9 %).
 #include <cstddef>
 #include <cstdint>
 
@@ -41,29 +47,55 @@ namespace baton::kernels {
 
 inline constexpr int64_t kTile16 = 16;
 
+// A tile is a run of groups: pairs of blocks (Q8_0, Q4_0) or super-blocks (the others), each
+// its scales, then its quants.
+struct Tile16Shape {
+  int64_t blocks = 0;        // file blocks per group: 2, or 1 super-block
+  int64_t bytes = 0;         // per group
+  int64_t scale_bytes = 0;   // at the group's start
+  int64_t block_quants = 0;  // quant bytes per block of a pair
+};
+
+// The shape of type t's tiles; blocks = 0 for a type without the 16-row layout.
+constexpr Tile16Shape tile16_shape(gguf::TensorType t) {
+  switch (t) {
+    case gguf::TensorType::Q8_0:
+      return {2, 1088, 64, 512};
+    case gguf::TensorType::Q4_0:
+      return {2, 576, 64, 256};
+    case gguf::TensorType::Q4_K:
+      return {1, 2368, 320, 0};
+    case gguf::TensorType::Q5_K:
+      return {1, 2880, 320, 0};
+    case gguf::TensorType::Q6_K:
+      return {1, 3392, 320, 0};
+    case gguf::TensorType::IQ4_XS:
+      return {1, 2240, 192, 0};
+    default:
+      return {};
+  }
+}
+
 // Whether type t has the 16-row layout.
-inline bool has_tiles16(gguf::TensorType t) {
-  return t == gguf::TensorType::Q8_0 || t == gguf::TensorType::Q4_K ||
-         t == gguf::TensorType::Q5_K || t == gguf::TensorType::Q6_K;
+constexpr bool has_tiles16(gguf::TensorType t) {
+  return tile16_shape(t).blocks > 0;
 }
 
-// Bytes of a super-block of the K types' tiles.
-constexpr int64_t tile16_super_bytes(gguf::TensorType t) {
-  return t == gguf::TensorType::Q4_K ? 2368 : t == gguf::TensorType::Q5_K ? 2880 : 3392;
+// Where block b (a super-block for the K types and IQ4_XS) of a tile starts its quants and its
+// scales (32 B per block of a pair).
+constexpr int64_t tile16_quants_at(gguf::TensorType t, int64_t b) {
+  const Tile16Shape s = tile16_shape(t);
+  return s.bytes * (b / s.blocks) + s.scale_bytes + s.block_quants * (b % s.blocks);
+}
+constexpr int64_t tile16_scales_at(gguf::TensorType t, int64_t b) {
+  const Tile16Shape s = tile16_shape(t);
+  return s.bytes * (b / s.blocks) + 32 * (b % s.blocks);
 }
 
-// Where block b (a super-block for the K types) of a tile starts its quants and its scales.
-inline int64_t tile16_quants_at(gguf::TensorType t, int64_t b) {
-  return t == gguf::TensorType::Q8_0 ? 1088 * (b / 2) + 64 + 512 * (b % 2)
-                                     : tile16_super_bytes(t) * b + 320;
-}
-inline int64_t tile16_scales_at(gguf::TensorType t, int64_t b) {
-  return t == gguf::TensorType::Q8_0 ? 1088 * (b / 2) + 32 * (b % 2) : tile16_super_bytes(t) * b;
-}
-
-// Bytes of a tile whose rows have nb blocks (super-blocks for the K types).
-inline int64_t tile16_bytes(gguf::TensorType t, int64_t nb) {
-  return t == gguf::TensorType::Q8_0 ? 1088 * ((nb + 1) / 2) : tile16_super_bytes(t) * nb;
+// Bytes of a tile whose rows have nb blocks (super-blocks for the K types and IQ4_XS).
+constexpr int64_t tile16_bytes(gguf::TensorType t, int64_t nb) {
+  const Tile16Shape s = tile16_shape(t);
+  return s.bytes * ((nb + s.blocks - 1) / s.blocks);
 }
 
 // Writes one tile from 16 plain rows of nb blocks each.

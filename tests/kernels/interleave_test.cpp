@@ -84,6 +84,22 @@ float tiles16_model(const MatrixView& plain, int64_t o, const QuantizedX& qx, in
       std::memcpy(&blk, row + b * int64_t(sizeof blk), sizeof blk);
       for (int i = 0; i < kQK; ++i) dot += int32_t(blk.qs[i]) * xq[b * kQK + i];
       s = fp16_to_fp32(blk.d);
+    } else if (plain.type == TensorType::Q4_0) {
+      BlockQ4_0 blk;
+      std::memcpy(&blk, row + b * int64_t(sizeof blk), sizeof blk);
+      for (int i = 0; i < kQK; ++i) {
+        dot += (((blk.qs[i % 16] >> (4 * (i / 16))) & 0xF) - 8) * xq[b * kQK + i];
+      }
+      s = fp16_to_fp32(blk.d);
+    } else if (plain.type == TensorType::IQ4_XS) {
+      BlockIQ4_XS blk;
+      std::memcpy(&blk, row + (b / 8) * int64_t(sizeof blk), sizeof blk);
+      const int j = int(b % 8);
+      for (int i = 0; i < kQK; ++i) {
+        const int nibble = (blk.qs[16 * j + i % 16] >> (4 * (i / 16))) & 0xF;
+        dot += kIQ4NLValues[nibble] * xq[b * kQK + i];
+      }
+      s = fp16_to_fp32(blk.d) * float(iq4xs_scale(j, blk) - 32);
     } else if (plain.type == TensorType::Q6_K) {
       BlockQ6_K blk;
       std::memcpy(&blk, row + (b / 8) * int64_t(sizeof blk), sizeof blk);
@@ -108,7 +124,9 @@ float tiles16_model(const MatrixView& plain, int64_t o, const QuantizedX& qx, in
       k_quant_terms(blk, b, xq, dot, s, off, [](int, int) { return 0; });
     }
     acc = std::fma(float(dot), s * qx.row_d(r)[b], acc);
-    if (plain.type != TensorType::Q8_0) acc = std::fma(off, qx.row_s(r)[b], acc);
+    if (plain.type == TensorType::Q4_K || plain.type == TensorType::Q5_K) {
+      acc = std::fma(off, qx.row_s(r)[b], acc);
+    }
   }
   return acc;
 }
