@@ -4,13 +4,13 @@
 // step per block and x row applies the scales:
 //   acc = fma(float(I), s * dx, acc)         s: the weight scale of the block (row r)
 //   acc = fma(off, sx, acc)                  Q4_K, Q5_K: off = -(dmin * m), sx = dx * sum(xq)
-// where I starts at -B * sum(xq) (Q8_0 stores levels + B, B = 128; the levels of Q4_0, Q6_K
-// and IQ4_XS, a table's values + 128, are q + B)
-// or 0 (Q4_K's and Q5_K's levels are unsigned already). Q6_K has a scale per 16 elements: its two
-// halves make two such steps, low half first. The same steps in the same order run for every (row,
-// x row) pair whatever the batch, the tile's other rows and the threads, so results are
-// batch-invariant. GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the
-// uninitialized warnings then report at every inlined use.
+// where I starts at -B * sum(xq): Q8_0 stores levels + B (B = 128), and the levels of Q4_0,
+// Q3_K, Q6_K and IQ4_XS (a table's values + 128) are q + B; Q4_K's and Q5_K's are unsigned
+// already (B = 0). Q3_K and Q6_K have a scale per 16 elements: their two halves make two such
+// steps, low half first. The same steps in the same order run for every (row, x row) pair
+// whatever the batch, the tile's other rows and the threads, so results are batch-invariant.
+// GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the uninitialized
+// warnings then report at every inlined use.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
@@ -169,6 +169,45 @@ struct Tiles16Q4_5K {
 using Tiles16Q4_K = Tiles16Q4_5K<false>;
 using Tiles16Q5_K = Tiles16Q4_5K<true>;
 
+// 16 int8 values at p times d (scales stored less their bias).
+BATON_AVX512_INLINE __m512 int8_scales(__m512 d, const uint8_t* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(v)));
+}
+
+struct Tiles16Q3_K {
+  static constexpr auto kType = gguf::TensorType::Q3_K;
+  static constexpr int kBias = 4;  // the level is q + 4: its 2 bits plus 4 times the high bit
+  static constexpr bool kOffset = false, kSplit = true;
+  static constexpr int kGroup = 8;
+  static constexpr int kPrefetchLines = 4;  // 8 x 4 lines cover a super-block
+  static constexpr int64_t kPrefetchAhead = 2 * tile16_shape(kType).bytes;
+  struct Group {
+    const uint8_t* quants;  // hmask, then the 2-bit levels
+    const uint8_t* meta;    // d, then each 16-element sub-block's scale less 32
+    __m512 d;
+    BATON_AVX512_INLINE void scales(int j, Scales& s) const {
+      s.lo = int8_scales(d, meta + 32 + 32 * j);
+      s.hi = int8_scales(d, meta + 48 + 32 * j);
+    }
+    // Block j = 4n + k: bits 2k of half n's bytes, and bit j of hmask moved to bit 2.
+    BATON_AVX512_INLINE __m512i quad(int j, int q) const {
+      const int n = j / 4, k = j % 4;
+      __m512i lo = _mm512_loadu_si512(quants + 512 + 512 * n + 64 * q);
+      if (k > 0) lo = _mm512_srli_epi16(lo, 2 * k);
+      __m512i h = _mm512_loadu_si512(quants + 64 * q);
+      if (j < 2) h = _mm512_slli_epi16(h, 2 - j);
+      if (j > 2) h = _mm512_srli_epi16(h, j - 2);
+      h = _mm512_and_si512(h, _mm512_set1_epi8(0x04));
+      return _mm512_ternarylogic_epi32(lo, h, _mm512_set1_epi8(0x03), 0xEC);  // (lo & 3) | h
+    }
+  };
+  static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t g) {
+    const uint8_t* meta = tile + tile16_scales_at(kType, g);
+    return {tile + tile16_quants_at(kType, g), meta, f16x16(meta)};
+  }
+};
+
 struct Tiles16Q6_K {
   static constexpr int kBias = 32;  // the level is q + 32
   static constexpr bool kOffset = false, kSplit = true;
@@ -322,6 +361,8 @@ LaneForm tiles16_lane_form(gguf::TensorType t) {
       return {Tiles16Q4_0::kBias, Tiles16Q4_0::kSplit, true};
     case gguf::TensorType::IQ4_XS:
       return {Tiles16IQ4_XS::kBias, Tiles16IQ4_XS::kSplit, true};
+    case gguf::TensorType::Q3_K:
+      return {Tiles16Q3_K::kBias, Tiles16Q3_K::kSplit, true};
     case gguf::TensorType::Q8_0:
       return {Tiles16Q8_0::kBias, Tiles16Q8_0::kSplit, true};
     case gguf::TensorType::Q4_K:
@@ -345,6 +386,8 @@ void quant_rows16_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_beg
       return rows16<Tiles16Q4_0>(w, x, o_begin, o_end, y);
     case gguf::TensorType::IQ4_XS:
       return rows16<Tiles16IQ4_XS>(w, x, o_begin, o_end, y);
+    case gguf::TensorType::Q3_K:
+      return rows16<Tiles16Q3_K>(w, x, o_begin, o_end, y);
     default:
       return rows16<Tiles16Q6_K>(w, x, o_begin, o_end, y);
   }

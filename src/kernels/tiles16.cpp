@@ -69,6 +69,31 @@ void iq4_xs_row(bool to_tile, uint8_t* tile, int64_t s, int r, BlockIQ4_XS& blk)
   }
 }
 
+// Row r of Q3_K super-block s, moved between `blk` and the tile; the 6-bit scales are stored
+// unpacked, less 32.
+void q3_k_row(bool to_tile, uint8_t* tile, int64_t s, int r, BlockQ3_K& blk) {
+  constexpr auto kType = gguf::TensorType::Q3_K;
+  uint8_t* quants = tile + tile16_quants_at(kType, s) + 4 * r;
+  for (int q = 0; q < 8; ++q) {
+    move_bytes(to_tile, quants + 64 * q, blk.hmask + 4 * q, 4);
+    for (int n = 0; n < 2; ++n) {
+      move_bytes(to_tile, quants + 512 + 512 * n + 64 * q, blk.qs + 32 * n + 4 * q, 4);
+    }
+  }
+  uint8_t* scales = tile + tile16_scales_at(kType, s);
+  move_bytes(to_tile, scales + 2 * r, reinterpret_cast<uint8_t*>(&blk.d), 2);
+  if (to_tile) {
+    for (int v = 0; v < 16; ++v) scales[32 + 16 * v + r] = uint8_t(q3k_scale(v, blk.scales) - 32);
+    return;
+  }
+  std::memset(blk.scales, 0, sizeof blk.scales);
+  for (int v = 0; v < 16; ++v) {
+    const int sc = (int(int8_t(scales[32 + 16 * v + r])) + 32) & 63;
+    blk.scales[v % 8] = uint8_t(blk.scales[v % 8] | (sc & 0xF) << (4 * (v / 8)));
+    blk.scales[8 + v % 4] = uint8_t(blk.scales[8 + v % 4] | (sc >> 4) << (2 * (v / 4)));
+  }
+}
+
 // Row r of Q4_K or Q5_K super-block s, moved between `blk` and the tile (Q5_K's fifth bits
 // before the nibbles).
 template <class Block>
@@ -152,6 +177,8 @@ void pack_tile16(gguf::TensorType t, const uint8_t* const rows[kTile16], int64_t
       return pack_rows<BlockQ4_0>(rows, nb, out, q4_0_row);
     case gguf::TensorType::IQ4_XS:
       return pack_rows<BlockIQ4_XS>(rows, nb, out, iq4_xs_row);
+    case gguf::TensorType::Q3_K:
+      return pack_rows<BlockQ3_K>(rows, nb, out, q3_k_row);
     case gguf::TensorType::Q4_K:
       return pack_rows<BlockQ4_K>(rows, nb, out, q4_5_k_row<BlockQ4_K>);
     case gguf::TensorType::Q5_K:
@@ -169,6 +196,8 @@ void unpack_tile16_row(gguf::TensorType t, const uint8_t* tile, int64_t nb, int 
       return unpack_row<BlockQ4_0>(tile, nb, r, out, q4_0_row);
     case gguf::TensorType::IQ4_XS:
       return unpack_row<BlockIQ4_XS>(tile, nb, r, out, iq4_xs_row);
+    case gguf::TensorType::Q3_K:
+      return unpack_row<BlockQ3_K>(tile, nb, r, out, q3_k_row);
     case gguf::TensorType::Q4_K:
       return unpack_row<BlockQ4_K>(tile, nb, r, out, q4_5_k_row<BlockQ4_K>);
     case gguf::TensorType::Q5_K:

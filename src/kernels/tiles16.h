@@ -1,6 +1,6 @@
 #pragma once
-// The 16-row tile layout of Q8_0, Q4_0, Q4_K, Q5_K, Q6_K and IQ4_XS weights, for the AVX-512 VNNI
-// kernels (matmul_avx512_r16.cpp). Internal to the kernels module.
+// The 16-row tile layout of Q8_0, Q4_0, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS weights, for the AVX-512
+// VNNI kernels (matmul_avx512_r16.cpp). Internal to the kernels module.
 //
 // One vpdpbusd multiplies 64 weight bytes by 4 x bytes broadcast to every 32-bit lane. With
 // lane r holding 4 consecutive weights of row r, one instruction serves 16 rows and each lane
@@ -18,6 +18,12 @@
 //   Q4_0  pairs of blocks, 576 B each: the two blocks' d (32 B each), then each block's 256 B
 //         of quants: 4 quads q' of 64 B, row r's 4 bytes qs[4q' ..] at +4r as in the file (low
 //         nibbles: elements 4q'.., high nibbles: elements 16 + 4q'..).
+//   Q3_K  super-blocks, 1856 B each: 320 B of scales (d[16] f16, then the 6-bit scale of
+//         16-element sub-block v, row r, less 32, as an int8 at 32 + 16v + r; 32 B unused),
+//         512 B of hmask (quad q of the file's hmask at 64q), then for each 128-element half n
+//         512 B of 2-bit levels (quad q of qs[32n..] at 512n + 64q), row r's 4 bytes at +4r as
+//         in the file. 32-element block 4n + j takes bits 2j of its half's bytes and bit 4n + j
+//         of hmask.
 //   Q4_K  super-blocks, 2368 B each: 320 B of scales, then 2048 B of quants. Scales: d[16],
 //         dmin[16] (f16), sc[8][16], mn[8][16] (the 6-bit scales and mins of sub-block j, row r,
 //         unpacked to bytes). Quants: pair m (sub-blocks 2m and 2m+1, which share the file's
@@ -71,6 +77,8 @@ constexpr Tile16Shape tile16_shape(gguf::TensorType t) {
       return {1, 3392, 320, 0};
     case gguf::TensorType::IQ4_XS:
       return {1, 2240, 192, 0};
+    case gguf::TensorType::Q3_K:
+      return {1, 1856, 320, 0};
     default:
       return {};
   }

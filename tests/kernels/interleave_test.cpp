@@ -100,6 +100,19 @@ float tiles16_model(const MatrixView& plain, int64_t o, const QuantizedX& qx, in
         dot += kIQ4NLValues[nibble] * xq[b * kQK + i];
       }
       s = fp16_to_fp32(blk.d) * float(iq4xs_scale(j, blk) - 32);
+    } else if (plain.type == TensorType::Q3_K) {
+      BlockQ3_K blk;
+      std::memcpy(&blk, row + (b / 8) * int64_t(sizeof blk), sizeof blk);
+      const int j = int(b % 8), n = j / 4, k = j % 4;
+      int32_t half[2] = {0, 0};
+      for (int i = 0; i < kQK; ++i) {
+        const int level = ((blk.qs[32 * n + i] >> (2 * k)) & 3) | ((blk.hmask[i] >> j) & 1) << 2;
+        half[i / 16] += (level - 4) * xq[b * kQK + i];
+      }
+      const float d = fp16_to_fp32(blk.d), dx = qx.row_d(r)[b];
+      acc = std::fma(float(half[0]), d * float(q3k_scale(2 * j, blk.scales) - 32) * dx, acc);
+      acc = std::fma(float(half[1]), d * float(q3k_scale(2 * j + 1, blk.scales) - 32) * dx, acc);
+      continue;
     } else if (plain.type == TensorType::Q6_K) {
       BlockQ6_K blk;
       std::memcpy(&blk, row + (b / 8) * int64_t(sizeof blk), sizeof blk);
