@@ -4,7 +4,8 @@
 // In the file's layout the rows a kernel computes together are streams a row apart, and a
 // decode step (one x row) is bound by how many cache misses a core keeps in flight, not by
 // bandwidth. Interleaved, a tile of rows is one sequential stream the prefetchers follow:
-// - Q8_0, Q4_0, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS go to the 16-row layout of kernels/tiles16.h,
+// - Q8_0, Q4_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS go to the 16-row layout of
+//   kernels/tiles16.h,
 //   where each vector lane is one weight row and a block's float step runs once per 16 rows
 //   (its own kernel and arithmetic: the sums are those of the file's values, in another order).
 // - The other types go to 4-row tiles: block b of rows 4t..4t+3 side by side, in block order,

@@ -4,13 +4,14 @@
 // step per block and x row applies the scales:
 //   acc = fma(float(I), s * dx, acc)         s: the weight scale of the block (row r)
 //   acc = fma(off, sx, acc)                  Q4_K, Q5_K: off = -(dmin * m), sx = dx * sum(xq)
+//                                            (Q2_K: per 16-element half, after both halves' dots)
 // where I starts at -B * sum(xq): Q8_0 stores levels + B (B = 128), and the levels of Q4_0,
 // Q3_K, Q6_K and IQ4_XS (a table's values + 128) are q + B; Q4_K's and Q5_K's are unsigned
-// already (B = 0). Q3_K and Q6_K have a scale per 16 elements: their two halves make two such
-// steps, low half first. The same steps in the same order run for every (row, x row) pair
-// whatever the batch, the tile's other rows and the threads, so results are batch-invariant.
-// GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the uninitialized
-// warnings then report at every inlined use.
+// already (B = 0), as are Q2_K's. Q2_K, Q3_K and Q6_K have a scale per 16 elements: their two
+// halves make two such steps, low half first. The same steps in the same order run for every (row,
+// x row) pair whatever the batch, the tile's other rows and the threads, so results are
+// batch-invariant. GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the
+// uninitialized warnings then report at every inlined use.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
@@ -44,16 +45,16 @@ BATON_AVX512_INLINE __m512 f16x16(const uint8_t* p) {
 }
 
 // The float factors of one block for the 16 rows: the weight scale (of quads 0..3 and 4..7 apart
-// for kSplit types) and the offset (kOffset types).
+// for kSplit types) and the offset (kOffset types; per half for kHalfOffset types).
 struct Scales {
-  __m512 lo, hi, off;
+  __m512 lo, hi, off, off_hi;  // off_hi: the high half's offset (kHalfOffset types)
 };
 
 // The tile types. Each reads a group of kGroup blocks (a super-block of the K types) through a
 // Group made once per group; block j of the group gives its Scales and its 8 quads in lane form.
 struct Tiles16Q8_0 {
   static constexpr int kBias = 128;
-  static constexpr bool kOffset = false, kSplit = false;
+  static constexpr bool kOffset = false, kHalfOffset = false, kSplit = false;
   static constexpr int kGroup = 1;
   static constexpr int kPrefetchLines = 0;  // the hardware prefetchers keep up (measured)
   struct Group {
@@ -80,7 +81,7 @@ BATON_AVX512_INLINE __m512i nibble_quad(const uint8_t* quants, int q) {
 
 struct Tiles16Q4_0 {
   static constexpr int kBias = 8;  // the level is q + 8
-  static constexpr bool kOffset = false, kSplit = false;
+  static constexpr bool kOffset = false, kHalfOffset = false, kSplit = false;
   static constexpr int kGroup = 1;
   static constexpr int kPrefetchLines = 0;
   struct Group {
@@ -98,7 +99,7 @@ struct Tiles16Q4_0 {
 struct Tiles16IQ4_XS {
   static constexpr auto kType = gguf::TensorType::IQ4_XS;
   static constexpr int kBias = 128;  // the table's values + 128
-  static constexpr bool kOffset = false, kSplit = false;
+  static constexpr bool kOffset = false, kHalfOffset = false, kSplit = false;
   static constexpr int kGroup = 8;
   static constexpr int kPrefetchLines = 5;  // as Q4_K's
   static constexpr int64_t kPrefetchAhead = 2 * tile16_shape(kType).bytes;
@@ -128,7 +129,7 @@ template <bool kFive>
 struct Tiles16Q4_5K {
   static constexpr auto kType = kFive ? gguf::TensorType::Q5_K : gguf::TensorType::Q4_K;
   static constexpr int kBias = 0;
-  static constexpr bool kOffset = true, kSplit = false;
+  static constexpr bool kOffset = true, kHalfOffset = false, kSplit = false;
   static constexpr int kGroup = 8;
   // Decode spends 3x the instructions per byte of Q8_0 here, and the hardware prefetchers fall
   // behind: each block prefetches a few lines, two super-blocks ahead (+10 % decode, measured).
@@ -178,7 +179,7 @@ BATON_AVX512_INLINE __m512 int8_scales(__m512 d, const uint8_t* p) {
 struct Tiles16Q3_K {
   static constexpr auto kType = gguf::TensorType::Q3_K;
   static constexpr int kBias = 4;  // the level is q + 4: its 2 bits plus 4 times the high bit
-  static constexpr bool kOffset = false, kSplit = true;
+  static constexpr bool kOffset = false, kHalfOffset = false, kSplit = true;
   static constexpr int kGroup = 8;
   static constexpr int kPrefetchLines = 4;  // 8 x 4 lines cover a super-block
   static constexpr int64_t kPrefetchAhead = 2 * tile16_shape(kType).bytes;
@@ -208,9 +209,46 @@ struct Tiles16Q3_K {
   }
 };
 
+struct Tiles16Q2_K {
+  static constexpr auto kType = gguf::TensorType::Q2_K;
+  static constexpr int kBias = 0;  // 2-bit levels, a min per 16 elements
+  static constexpr bool kOffset = false, kHalfOffset = true, kSplit = true;
+  static constexpr int kGroup = 8;
+  static constexpr int kPrefetchLines = 3;  // 8 x 3 lines cover a super-block
+  static constexpr int64_t kPrefetchAhead = 2 * tile16_shape(kType).bytes;
+  struct Group {
+    const uint8_t* quants;
+    const uint8_t* meta;  // d, dmin, then each sub-block's scale (low 4 bits) and min (high 4)
+    __m512 d, neg_dmin;
+    BATON_AVX512_INLINE void sub_block(int v, __m512& scale, __m512& off) const {
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(meta + 64 + 16 * v));
+      const __m128i m4 = _mm_set1_epi8(0x0F);
+      const __m128i sc = _mm_and_si128(b, m4), mn = _mm_and_si128(_mm_srli_epi16(b, 4), m4);
+      scale = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(sc)));
+      off = _mm512_mul_ps(neg_dmin, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(mn)));
+    }
+    BATON_AVX512_INLINE void scales(int j, Scales& s) const {
+      sub_block(2 * j, s.lo, s.off);
+      sub_block(2 * j + 1, s.hi, s.off_hi);
+    }
+    // Block j = 4n + k: bits 2k of half n's bytes.
+    BATON_AVX512_INLINE __m512i quad(int j, int q) const {
+      const int n = j / 4, k = j % 4;
+      __m512i v = _mm512_loadu_si512(quants + 512 * n + 64 * q);
+      if (k > 0) v = _mm512_srli_epi16(v, 2 * k);
+      return _mm512_and_si512(v, _mm512_set1_epi8(0x03));
+    }
+  };
+  static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t g) {
+    const uint8_t* meta = tile + tile16_scales_at(kType, g);
+    return {tile + tile16_quants_at(kType, g), meta, f16x16(meta),
+            _mm512_sub_ps(_mm512_setzero_ps(), f16x16(meta + 32))};
+  }
+};
+
 struct Tiles16Q6_K {
   static constexpr int kBias = 32;  // the level is q + 32
-  static constexpr bool kOffset = false, kSplit = true;
+  static constexpr bool kOffset = false, kHalfOffset = false, kSplit = true;
   static constexpr int kGroup = 8;
   static constexpr int kPrefetchLines = 7;  // as Q4_K's: 8 x 7 lines cover a super-block
   static constexpr int64_t kPrefetchAhead = 2 * tile16_shape(gguf::TensorType::Q6_K).bytes;
@@ -261,10 +299,11 @@ BATON_AVX512_INLINE void block16(const typename Tile::Group& grp, int j, int64_t
   constexpr int kChains = Tile::kSplit || NR < 4 ? 2 : 1;
   __m512i dot[kChains][NR];
   for (int i = 0; i < NR; ++i) {
-    const int32_t* corr = x.row_corr(r0 + i) + 8 * b;
+    const int32_t* corr = Tile::kBias != 0 ? x.row_corr(r0 + i) + 8 * b : nullptr;
     dot[0][i] = Tile::kBias != 0 ? _mm512_set1_epi32(corr[0]) : _mm512_setzero_si512();
     if constexpr (kChains == 2) {
-      dot[1][i] = Tile::kSplit ? _mm512_set1_epi32(corr[1]) : _mm512_setzero_si512();
+      dot[1][i] =
+          Tile::kSplit && Tile::kBias != 0 ? _mm512_set1_epi32(corr[1]) : _mm512_setzero_si512();
     }
   }
 #pragma GCC unroll 8
@@ -286,6 +325,11 @@ BATON_AVX512_INLINE void block16(const typename Tile::Group& grp, int j, int64_t
     }
     if constexpr (Tile::kOffset) {
       acc[i] = _mm512_fmadd_ps(sc.off, _mm512_set1_ps(x.row_s(r0 + i)[b]), acc[i]);
+    }
+    if constexpr (Tile::kHalfOffset) {
+      const float* s2 = x.row_s2(r0 + i) + 2 * b;
+      acc[i] = _mm512_fmadd_ps(sc.off, _mm512_set1_ps(s2[0]), acc[i]);
+      acc[i] = _mm512_fmadd_ps(sc.off_hi, _mm512_set1_ps(s2[1]), acc[i]);
     }
   }
 }
@@ -363,6 +407,8 @@ LaneForm tiles16_lane_form(gguf::TensorType t) {
       return {Tiles16IQ4_XS::kBias, Tiles16IQ4_XS::kSplit, true};
     case gguf::TensorType::Q3_K:
       return {Tiles16Q3_K::kBias, Tiles16Q3_K::kSplit, true};
+    case gguf::TensorType::Q2_K:
+      return {Tiles16Q2_K::kBias, Tiles16Q2_K::kSplit, true};
     case gguf::TensorType::Q8_0:
       return {Tiles16Q8_0::kBias, Tiles16Q8_0::kSplit, true};
     case gguf::TensorType::Q4_K:
@@ -388,6 +434,8 @@ void quant_rows16_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_beg
       return rows16<Tiles16IQ4_XS>(w, x, o_begin, o_end, y);
     case gguf::TensorType::Q3_K:
       return rows16<Tiles16Q3_K>(w, x, o_begin, o_end, y);
+    case gguf::TensorType::Q2_K:
+      return rows16<Tiles16Q2_K>(w, x, o_begin, o_end, y);
     default:
       return rows16<Tiles16Q6_K>(w, x, o_begin, o_end, y);
   }

@@ -69,6 +69,21 @@ void iq4_xs_row(bool to_tile, uint8_t* tile, int64_t s, int r, BlockIQ4_XS& blk)
   }
 }
 
+// Row r of Q2_K super-block s, moved between `blk` and the tile.
+void q2_k_row(bool to_tile, uint8_t* tile, int64_t s, int r, BlockQ2_K& blk) {
+  constexpr auto kType = gguf::TensorType::Q2_K;
+  uint8_t* quants = tile + tile16_quants_at(kType, s) + 4 * r;
+  for (int n = 0; n < 2; ++n) {
+    for (int q = 0; q < 8; ++q) {
+      move_bytes(to_tile, quants + 512 * n + 64 * q, blk.qs + 32 * n + 4 * q, 4);
+    }
+  }
+  uint8_t* meta = tile + tile16_scales_at(kType, s);
+  move_bytes(to_tile, meta + 2 * r, reinterpret_cast<uint8_t*>(&blk.d), 2);
+  move_bytes(to_tile, meta + 32 + 2 * r, reinterpret_cast<uint8_t*>(&blk.dmin), 2);
+  for (int v = 0; v < 16; ++v) move_bytes(to_tile, meta + 64 + 16 * v + r, &blk.scales[v], 1);
+}
+
 // Row r of Q3_K super-block s, moved between `blk` and the tile; the 6-bit scales are stored
 // unpacked, less 32.
 void q3_k_row(bool to_tile, uint8_t* tile, int64_t s, int r, BlockQ3_K& blk) {
@@ -179,6 +194,8 @@ void pack_tile16(gguf::TensorType t, const uint8_t* const rows[kTile16], int64_t
       return pack_rows<BlockIQ4_XS>(rows, nb, out, iq4_xs_row);
     case gguf::TensorType::Q3_K:
       return pack_rows<BlockQ3_K>(rows, nb, out, q3_k_row);
+    case gguf::TensorType::Q2_K:
+      return pack_rows<BlockQ2_K>(rows, nb, out, q2_k_row);
     case gguf::TensorType::Q4_K:
       return pack_rows<BlockQ4_K>(rows, nb, out, q4_5_k_row<BlockQ4_K>);
     case gguf::TensorType::Q5_K:
@@ -198,6 +215,8 @@ void unpack_tile16_row(gguf::TensorType t, const uint8_t* tile, int64_t nb, int 
       return unpack_row<BlockIQ4_XS>(tile, nb, r, out, iq4_xs_row);
     case gguf::TensorType::Q3_K:
       return unpack_row<BlockQ3_K>(tile, nb, r, out, q3_k_row);
+    case gguf::TensorType::Q2_K:
+      return unpack_row<BlockQ2_K>(tile, nb, r, out, q2_k_row);
     case gguf::TensorType::Q4_K:
       return unpack_row<BlockQ4_K>(tile, nb, r, out, q4_5_k_row<BlockQ4_K>);
     case gguf::TensorType::Q5_K:

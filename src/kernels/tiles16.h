@@ -1,6 +1,6 @@
 #pragma once
-// The 16-row tile layout of Q8_0, Q4_0, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS weights, for the AVX-512
-// VNNI kernels (matmul_avx512_r16.cpp). Internal to the kernels module.
+// The 16-row tile layout of Q8_0, Q4_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS weights, for the
+// AVX-512 VNNI kernels (matmul_avx512_r16.cpp). Internal to the kernels module.
 //
 // One vpdpbusd multiplies 64 weight bytes by 4 x bytes broadcast to every 32-bit lane. With
 // lane r holding 4 consecutive weights of row r, one instruction serves 16 rows and each lane
@@ -18,6 +18,9 @@
 //   Q4_0  pairs of blocks, 576 B each: the two blocks' d (32 B each), then each block's 256 B
 //         of quants: 4 quads q' of 64 B, row r's 4 bytes qs[4q' ..] at +4r as in the file (low
 //         nibbles: elements 4q'.., high nibbles: elements 16 + 4q'..).
+//   Q2_K  super-blocks, 1344 B each: 320 B of scales (d[16], dmin[16] f16, then the file's
+//         scale-and-min byte of 16-element sub-block v, row r, at 64 + 16v + r), then for each
+//         128-element half n 512 B of 2-bit levels laid out as Q3_K's.
 //   Q3_K  super-blocks, 1856 B each: 320 B of scales (d[16] f16, then the 6-bit scale of
 //         16-element sub-block v, row r, less 32, as an int8 at 32 + 16v + r; 32 B unused),
 //         512 B of hmask (quad q of the file's hmask at 64q), then for each 128-element half n
@@ -41,9 +44,9 @@
 //   IQ4_XS super-blocks, 2240 B each: d[16] (f16), then the 6-bit scale of block j, row r, less
 //         32, as an int8 at 32 + 16j + r (32 B unused), then block j's 256 B of quants at
 //         192 + 256j, laid out as Q4_0's.
-// Q8_0 and Q4_0 tiles are exactly as large as the file's rows (for an even block count); Q4_K's
-// unpacked and Q5_K's unpacked scales add 64 B per super-block of 16 rows (2.8 %, 2.3 %), IQ4_XS's
-// 64 B (2.9 %), Q6_K's alignment 32 B (0.9 %).
+// Q8_0, Q4_0 and Q2_K tiles are exactly as large as the file's rows (for an even block count);
+// Q4_K's unpacked and Q5_K's unpacked scales add 64 B per super-block of 16 rows (2.8 %, 2.3 %),
+// IQ4_XS's 64 B (2.9 %), Q6_K's alignment 32 B (0.9 %).
 #include <cstddef>
 #include <cstdint>
 
@@ -79,6 +82,8 @@ constexpr Tile16Shape tile16_shape(gguf::TensorType t) {
       return {1, 2240, 192, 0};
     case gguf::TensorType::Q3_K:
       return {1, 1856, 320, 0};
+    case gguf::TensorType::Q2_K:
+      return {1, 1344, 320, 0};
     default:
       return {};
   }

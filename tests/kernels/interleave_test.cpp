@@ -100,6 +100,22 @@ float tiles16_model(const MatrixView& plain, int64_t o, const QuantizedX& qx, in
         dot += kIQ4NLValues[nibble] * xq[b * kQK + i];
       }
       s = fp16_to_fp32(blk.d) * float(iq4xs_scale(j, blk) - 32);
+    } else if (plain.type == TensorType::Q2_K) {
+      BlockQ2_K blk;
+      std::memcpy(&blk, row + (b / 8) * int64_t(sizeof blk), sizeof blk);
+      const int j = int(b % 8), n = j / 4, k = j % 4;
+      int32_t half[2] = {0, 0};
+      for (int i = 0; i < kQK; ++i)
+        half[i / 16] += ((blk.qs[32 * n + i] >> (2 * k)) & 3) * xq[b * kQK + i];
+      const float d = fp16_to_fp32(blk.d), neg_dmin = 0.f - fp16_to_fp32(blk.dmin);
+      const float dx = qx.row_d(r)[b];
+      for (int h = 0; h < 2; ++h) {
+        acc = std::fma(float(half[h]), d * float(blk.scales[2 * j + h] & 0xF) * dx, acc);
+      }
+      for (int h = 0; h < 2; ++h) {
+        acc = std::fma(neg_dmin * float(blk.scales[2 * j + h] >> 4), qx.row_s2(r)[2 * b + h], acc);
+      }
+      continue;
     } else if (plain.type == TensorType::Q3_K) {
       BlockQ3_K blk;
       std::memcpy(&blk, row + (b / 8) * int64_t(sizeof blk), sizeof blk);
@@ -147,8 +163,11 @@ float tiles16_model(const MatrixView& plain, int64_t o, const QuantizedX& qx, in
 std::vector<float> tiles16_model(const MatrixView& plain, const std::vector<float>& x,
                                  int64_t n_x) {
   QuantizedX qx;
-  resize_quantized_x(qx, n_x, plain.cols / kQK);
-  for (int64_t r = 0; r < n_x; ++r) quantize_x_row(x.data() + r * plain.cols, qx, r);
+  resize_quantized_x(qx, n_x, plain.cols / kQK, /*half_sums=*/true);
+  for (int64_t r = 0; r < n_x; ++r) {
+    quantize_x_row(x.data() + r * plain.cols, qx, r);
+    half_sums_row(qx, r);
+  }
   std::vector<float> y(size_t(n_x * plain.rows));
   for (int64_t r = 0; r < n_x; ++r) {
     for (int64_t o = 0; o < plain.rows; ++o)
