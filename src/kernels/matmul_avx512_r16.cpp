@@ -71,6 +71,12 @@ struct Tiles16Q8_0 {
   }
 };
 
+// kIQ4NLValues + 128 (as unsigned bytes) in every 128-bit lane, for vpshufb.
+BATON_AVX512_INLINE __m512i iq4_table() {
+  const __m128i values = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues));
+  return _mm512_broadcast_i32x4(_mm_xor_si128(values, _mm_set1_epi8(char(0x80))));
+}
+
 // Q4_0 and IQ4_XS blocks: 4 quads of 64 B whose low nibbles are quads 0..3 and high nibbles
 // quads 4..7.
 BATON_AVX512_INLINE __m512i nibble_quad(const uint8_t* quants, int q) {
@@ -79,22 +85,41 @@ BATON_AVX512_INLINE __m512i nibble_quad(const uint8_t* quants, int q) {
   return _mm512_and_si512(v, _mm512_set1_epi8(0x0F));
 }
 
-struct Tiles16Q4_0 {
-  static constexpr int kBias = 8;  // the level is q + 8
-  static constexpr bool kOffset = false, kHalfOffset = false, kSplit = false;
+// Q4_0, IQ4_NL, Q4_1 and Q5_0: pairs of 32-element blocks (tiles16.h).
+template <gguf::TensorType T>
+struct Tiles16Pair {
+  static constexpr bool kTable = T == gguf::TensorType::IQ4_NL;  // levels through kIQ4NLValues
+  static constexpr bool kMin = T == gguf::TensorType::Q4_1;      // an offset m per block
+  static constexpr bool kFifth = T == gguf::TensorType::Q5_0;    // a fifth bit per level
+  // The level is q + kBias: Q4_0's nibble is q + 8, Q5_0's 5 bits q + 16, the table + 128.
+  static constexpr int kBias = kTable ? 128 : kMin ? 0 : kFifth ? 16 : 8;
+  static constexpr bool kOffset = kMin, kHalfOffset = false, kSplit = false;
   static constexpr int kGroup = 1;
   static constexpr int kPrefetchLines = 0;
   struct Group {
     const uint8_t* quants;
-    const uint8_t* d;
-    BATON_AVX512_INLINE void scales(int, Scales& s) const { s.lo = f16x16(d); }
-    BATON_AVX512_INLINE __m512i quad(int, int q) const { return nibble_quad(quants, q); }
+    const uint8_t* d;      // 16 f16; Q4_1's m 64 B further
+    const uint8_t* fifth;  // Q5_0
+    BATON_AVX512_INLINE void scales(int, Scales& s) const {
+      s.lo = f16x16(d);
+      if constexpr (kMin) s.off = f16x16(d + 64);
+    }
+    BATON_AVX512_INLINE __m512i quad(int, int q) const {
+      const __m512i nibbles = nibble_quad(quants, q);
+      if constexpr (kTable) return _mm512_shuffle_epi8(iq4_table(), nibbles);
+      if constexpr (!kFifth) return nibbles;
+      __m512i h = _mm512_loadu_si512(fifth);  // bit q to bit 4
+      if (q < 4) h = _mm512_slli_epi16(h, 4 - q);
+      if (q > 4) h = _mm512_srli_epi16(h, q - 4);
+      return _mm512_or_si512(nibbles, _mm512_and_si512(h, _mm512_set1_epi8(0x10)));
+    }
   };
-  static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t g) {
-    constexpr auto kType = gguf::TensorType::Q4_0;
-    return {tile + tile16_quants_at(kType, g), tile + tile16_scales_at(kType, g)};
+  static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t b) {
+    return {tile + tile16_quants_at(T, b), tile + tile16_scales_at(T, b),
+            tile + tile16_group_at(T, b) + 64 + 64 * (b % 2)};
   }
 };
+using Tiles16Q4_0 = Tiles16Pair<gguf::TensorType::Q4_0>;
 
 struct Tiles16IQ4_XS {
   static constexpr auto kType = gguf::TensorType::IQ4_XS;
@@ -118,9 +143,7 @@ struct Tiles16IQ4_XS {
   };
   static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t g) {
     const uint8_t* meta = tile + tile16_scales_at(kType, g);
-    const __m128i values = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues));
-    const __m128i biased = _mm_xor_si128(values, _mm_set1_epi8(char(0x80)));  // int8 + 128
-    return {tile + tile16_quants_at(kType, g), meta, f16x16(meta), _mm512_broadcast_i32x4(biased)};
+    return {tile + tile16_quants_at(kType, g), meta, f16x16(meta), iq4_table()};
   }
 };
 
@@ -403,6 +426,12 @@ LaneForm tiles16_lane_form(gguf::TensorType t) {
   switch (t) {
     case gguf::TensorType::Q4_0:
       return {Tiles16Q4_0::kBias, Tiles16Q4_0::kSplit, true};
+    case gguf::TensorType::IQ4_NL:
+      return {Tiles16Pair<gguf::TensorType::IQ4_NL>::kBias, false, true};
+    case gguf::TensorType::Q4_1:
+      return {Tiles16Pair<gguf::TensorType::Q4_1>::kBias, false, true};
+    case gguf::TensorType::Q5_0:
+      return {Tiles16Pair<gguf::TensorType::Q5_0>::kBias, false, true};
     case gguf::TensorType::IQ4_XS:
       return {Tiles16IQ4_XS::kBias, Tiles16IQ4_XS::kSplit, true};
     case gguf::TensorType::Q3_K:
@@ -430,6 +459,12 @@ void quant_rows16_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_beg
       return rows16<Tiles16Q5_K>(w, x, o_begin, o_end, y);
     case gguf::TensorType::Q4_0:
       return rows16<Tiles16Q4_0>(w, x, o_begin, o_end, y);
+    case gguf::TensorType::IQ4_NL:
+      return rows16<Tiles16Pair<gguf::TensorType::IQ4_NL>>(w, x, o_begin, o_end, y);
+    case gguf::TensorType::Q4_1:
+      return rows16<Tiles16Pair<gguf::TensorType::Q4_1>>(w, x, o_begin, o_end, y);
+    case gguf::TensorType::Q5_0:
+      return rows16<Tiles16Pair<gguf::TensorType::Q5_0>>(w, x, o_begin, o_end, y);
     case gguf::TensorType::IQ4_XS:
       return rows16<Tiles16IQ4_XS>(w, x, o_begin, o_end, y);
     case gguf::TensorType::Q3_K:

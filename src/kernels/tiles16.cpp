@@ -35,13 +35,46 @@ void q8_0_row(bool to_tile, uint8_t* tile, int64_t b, int r, BlockQ8_0& blk) {
   move_bytes(to_tile, d, reinterpret_cast<uint8_t*>(&blk.d), 2);
 }
 
-// Row r of Q4_0 block b, moved between `blk` and the tile.
-void q4_0_row(bool to_tile, uint8_t* tile, int64_t b, int r, BlockQ4_0& blk) {
-  constexpr auto kType = gguf::TensorType::Q4_0;
+// Row r of Q4_0, IQ4_NL, Q4_1 or Q5_0 block b, moved between `blk` and the tile: the quants as
+// Q4_0's, Q4_1's m after the d of the pair, Q5_0's fifth bits regrouped (tiles16.h).
+template <class Block>
+void pair_row(bool to_tile, uint8_t* tile, int64_t b, int r, Block& blk) {
+  constexpr auto kType = std::is_same_v<Block, BlockQ4_1>     ? gguf::TensorType::Q4_1
+                         : std::is_same_v<Block, BlockQ5_0>   ? gguf::TensorType::Q5_0
+                         : std::is_same_v<Block, BlockIQ4_NL> ? gguf::TensorType::IQ4_NL
+                                                              : gguf::TensorType::Q4_0;
   uint8_t* quants = tile + tile16_quants_at(kType, b) + 4 * r;
   for (int q = 0; q < 4; ++q) move_bytes(to_tile, quants + 64 * q, blk.qs + 4 * q, 4);
   uint8_t* d = tile + tile16_scales_at(kType, b) + 2 * r;
   move_bytes(to_tile, d, reinterpret_cast<uint8_t*>(&blk.d), 2);
+  if constexpr (kType == gguf::TensorType::Q4_1) {
+    move_bytes(to_tile, d + 64, reinterpret_cast<uint8_t*>(&blk.m), 2);
+  }
+  if constexpr (kType == gguf::TensorType::Q5_0) {
+    uint8_t* fifth = tile + tile16_group_at(kType, b) + 64 + 64 * (b % 2) + 4 * r;
+    uint32_t bits;
+    uint8_t bytes[4] = {0, 0, 0, 0};
+    if (to_tile) {
+      std::memcpy(&bits, blk.qh, 4);
+      for (int k = 0; k < 4; ++k) {
+        for (int q = 0; q < 4; ++q) {
+          bytes[k] = uint8_t(bytes[k] | ((bits >> (4 * q + k)) & 1) << q |
+                             ((bits >> (16 + 4 * q + k)) & 1) << (4 + q));
+        }
+      }
+      std::memcpy(fifth, bytes, 4);
+    } else {
+      std::memcpy(bytes, fifth, 4);
+      bits = 0;
+      for (int k = 0; k < 4; ++k) {
+        for (int q = 0; q < 4; ++q) {
+          bits |= uint32_t((bytes[k] >> q) & 1) << (4 * q + k);
+          bits |= uint32_t((bytes[k] >> (4 + q)) & 1) << (16 + 4 * q + k);
+        }
+      }
+      std::memcpy(blk.qh, &bits, 4);
+    }
+  }
 }
 
 // Row r of IQ4_XS super-block s, moved between `blk` and the tile; the 6-bit block scales are
@@ -189,7 +222,13 @@ void pack_tile16(gguf::TensorType t, const uint8_t* const rows[kTile16], int64_t
     case gguf::TensorType::Q8_0:
       return pack_rows<BlockQ8_0>(rows, nb, out, q8_0_row);
     case gguf::TensorType::Q4_0:
-      return pack_rows<BlockQ4_0>(rows, nb, out, q4_0_row);
+      return pack_rows<BlockQ4_0>(rows, nb, out, pair_row<BlockQ4_0>);
+    case gguf::TensorType::IQ4_NL:
+      return pack_rows<BlockIQ4_NL>(rows, nb, out, pair_row<BlockIQ4_NL>);
+    case gguf::TensorType::Q4_1:
+      return pack_rows<BlockQ4_1>(rows, nb, out, pair_row<BlockQ4_1>);
+    case gguf::TensorType::Q5_0:
+      return pack_rows<BlockQ5_0>(rows, nb, out, pair_row<BlockQ5_0>);
     case gguf::TensorType::IQ4_XS:
       return pack_rows<BlockIQ4_XS>(rows, nb, out, iq4_xs_row);
     case gguf::TensorType::Q3_K:
@@ -210,7 +249,13 @@ void unpack_tile16_row(gguf::TensorType t, const uint8_t* tile, int64_t nb, int 
     case gguf::TensorType::Q8_0:
       return unpack_row<BlockQ8_0>(tile, nb, r, out, q8_0_row);
     case gguf::TensorType::Q4_0:
-      return unpack_row<BlockQ4_0>(tile, nb, r, out, q4_0_row);
+      return unpack_row<BlockQ4_0>(tile, nb, r, out, pair_row<BlockQ4_0>);
+    case gguf::TensorType::IQ4_NL:
+      return unpack_row<BlockIQ4_NL>(tile, nb, r, out, pair_row<BlockIQ4_NL>);
+    case gguf::TensorType::Q4_1:
+      return unpack_row<BlockQ4_1>(tile, nb, r, out, pair_row<BlockQ4_1>);
+    case gguf::TensorType::Q5_0:
+      return unpack_row<BlockQ5_0>(tile, nb, r, out, pair_row<BlockQ5_0>);
     case gguf::TensorType::IQ4_XS:
       return unpack_row<BlockIQ4_XS>(tile, nb, r, out, iq4_xs_row);
     case gguf::TensorType::Q3_K:

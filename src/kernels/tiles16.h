@@ -1,5 +1,5 @@
 #pragma once
-// The 16-row tile layout of Q8_0, Q4_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS weights, for the
+// The 16-row tile layout of every quantized weight type, for the
 // AVX-512 VNNI kernels (matmul_avx512_r16.cpp). Internal to the kernels module.
 //
 // One vpdpbusd multiplies 64 weight bytes by 4 x bytes broadcast to every 32-bit lane. With
@@ -18,6 +18,13 @@
 //   Q4_0  pairs of blocks, 576 B each: the two blocks' d (32 B each), then each block's 256 B
 //         of quants: 4 quads q' of 64 B, row r's 4 bytes qs[4q' ..] at +4r as in the file (low
 //         nibbles: elements 4q'.., high nibbles: elements 16 + 4q'..).
+//   IQ4_NL as Q4_0.
+//   Q4_1  pairs of blocks, 640 B each: the two blocks' d (32 B each), their m (32 B each),
+//         then their quants as Q4_0's.
+//   Q5_0  pairs of blocks, 704 B each: the two blocks' d (32 B each), their fifth bits (64 B
+//         each), then their quants as Q4_0's. Fifth bits: row r's 4 bytes at +4r, bit q' of
+//         byte k is element 4q' + k's and bit 4 + q' element 16 + 4q' + k's (the elements whose
+//         low 4 bits sit in that byte's place in quad q' of the quants).
 //   Q2_K  super-blocks, 1344 B each: 320 B of scales (d[16], dmin[16] f16, then the file's
 //         scale-and-min byte of 16-element sub-block v, row r, at 64 + 16v + r), then for each
 //         128-element half n 512 B of 2-bit levels laid out as Q3_K's.
@@ -44,9 +51,9 @@
 //   IQ4_XS super-blocks, 2240 B each: d[16] (f16), then the 6-bit scale of block j, row r, less
 //         32, as an int8 at 32 + 16j + r (32 B unused), then block j's 256 B of quants at
 //         192 + 256j, laid out as Q4_0's.
-// Q8_0, Q4_0 and Q2_K tiles are exactly as large as the file's rows (for an even block count);
-// Q4_K's unpacked and Q5_K's unpacked scales add 64 B per super-block of 16 rows (2.8 %, 2.3 %),
-// IQ4_XS's 64 B (2.9 %), Q6_K's alignment 32 B (0.9 %).
+// Q8_0, Q4_0, IQ4_NL, Q4_1, Q5_0 and Q2_K tiles are exactly as large as the file's rows (for an
+// even block count); Q4_K's unpacked and Q5_K's unpacked scales add 64 B per super-block of 16 rows
+// (2.8 %, 2.3 %), IQ4_XS's 64 B (2.9 %), Q6_K's alignment 32 B (0.9 %).
 #include <cstddef>
 #include <cstdint>
 
@@ -71,7 +78,12 @@ constexpr Tile16Shape tile16_shape(gguf::TensorType t) {
     case gguf::TensorType::Q8_0:
       return {2, 1088, 64, 512};
     case gguf::TensorType::Q4_0:
+    case gguf::TensorType::IQ4_NL:
       return {2, 576, 64, 256};
+    case gguf::TensorType::Q4_1:
+      return {2, 640, 128, 256};
+    case gguf::TensorType::Q5_0:
+      return {2, 704, 192, 256};
     case gguf::TensorType::Q4_K:
       return {1, 2368, 320, 0};
     case gguf::TensorType::Q5_K:
@@ -94,11 +106,15 @@ constexpr bool has_tiles16(gguf::TensorType t) {
   return tile16_shape(t).blocks > 0;
 }
 
-// Where block b (a super-block for the K types and IQ4_XS) of a tile starts its quants and its
-// scales (32 B per block of a pair).
+// Where block b (a super-block for the K types and IQ4_XS) of a tile starts its group, its
+// quants and its scales (32 B per block of a pair).
 constexpr int64_t tile16_quants_at(gguf::TensorType t, int64_t b) {
   const Tile16Shape s = tile16_shape(t);
   return s.bytes * (b / s.blocks) + s.scale_bytes + s.block_quants * (b % s.blocks);
+}
+constexpr int64_t tile16_group_at(gguf::TensorType t, int64_t b) {
+  const Tile16Shape s = tile16_shape(t);
+  return s.bytes * (b / s.blocks);
 }
 constexpr int64_t tile16_scales_at(gguf::TensorType t, int64_t b) {
   const Tile16Shape s = tile16_shape(t);

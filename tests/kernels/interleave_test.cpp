@@ -84,11 +84,30 @@ float tiles16_model(const MatrixView& plain, int64_t o, const QuantizedX& qx, in
       std::memcpy(&blk, row + b * int64_t(sizeof blk), sizeof blk);
       for (int i = 0; i < kQK; ++i) dot += int32_t(blk.qs[i]) * xq[b * kQK + i];
       s = fp16_to_fp32(blk.d);
-    } else if (plain.type == TensorType::Q4_0) {
-      BlockQ4_0 blk;
+    } else if (plain.type == TensorType::Q4_0 || plain.type == TensorType::IQ4_NL) {
+      BlockQ4_0 blk;  // IQ4_NL has the same bytes
       std::memcpy(&blk, row + b * int64_t(sizeof blk), sizeof blk);
       for (int i = 0; i < kQK; ++i) {
-        dot += (((blk.qs[i % 16] >> (4 * (i / 16))) & 0xF) - 8) * xq[b * kQK + i];
+        const int nibble = (blk.qs[i % 16] >> (4 * (i / 16))) & 0xF;
+        dot +=
+            (plain.type == TensorType::Q4_0 ? nibble - 8 : kIQ4NLValues[nibble]) * xq[b * kQK + i];
+      }
+      s = fp16_to_fp32(blk.d);
+    } else if (plain.type == TensorType::Q4_1) {
+      BlockQ4_1 blk;
+      std::memcpy(&blk, row + b * int64_t(sizeof blk), sizeof blk);
+      for (int i = 0; i < kQK; ++i)
+        dot += ((blk.qs[i % 16] >> (4 * (i / 16))) & 0xF) * xq[b * kQK + i];
+      s = fp16_to_fp32(blk.d);
+      off = fp16_to_fp32(blk.m);
+    } else if (plain.type == TensorType::Q5_0) {
+      BlockQ5_0 blk;
+      std::memcpy(&blk, row + b * int64_t(sizeof blk), sizeof blk);
+      uint32_t fifth;
+      std::memcpy(&fifth, blk.qh, 4);
+      for (int i = 0; i < kQK; ++i) {
+        const int level = ((blk.qs[i % 16] >> (4 * (i / 16))) & 0xF) | ((fifth >> i) & 1) << 4;
+        dot += (level - 16) * xq[b * kQK + i];
       }
       s = fp16_to_fp32(blk.d);
     } else if (plain.type == TensorType::IQ4_XS) {
@@ -153,7 +172,8 @@ float tiles16_model(const MatrixView& plain, int64_t o, const QuantizedX& qx, in
       k_quant_terms(blk, b, xq, dot, s, off, [](int, int) { return 0; });
     }
     acc = std::fma(float(dot), s * qx.row_d(r)[b], acc);
-    if (plain.type == TensorType::Q4_K || plain.type == TensorType::Q5_K) {
+    if (plain.type == TensorType::Q4_K || plain.type == TensorType::Q5_K ||
+        plain.type == TensorType::Q4_1) {
       acc = std::fma(off, qx.row_s(r)[b], acc);
     }
   }
