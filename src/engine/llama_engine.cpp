@@ -141,7 +141,7 @@ std::unique_ptr<LlamaEngine> load_llama_engine(const std::string& path, const En
             model->pool().size());
   if (model->interleaved_bytes() > 0) {
     log::info(
-        "weights: {:.0f} MB rewritten in 16-row and 4-row tiles for the avx512-vnni kernels "
+        "weights: {:.0f} MB rewritten in 16-row tiles for the avx512-vnni kernels "
         "(model ready in {:.1f} s)",
         double(model->interleaved_bytes()) / 1048576.0, load_s);
   }

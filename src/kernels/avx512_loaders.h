@@ -101,13 +101,9 @@ BATON_AVX512_INLINE __m128 column(const float (*t)[16], int v) {
   return _mm_load_ps(&t[v & 3][4 * (v >> 2)]);
 }
 
-// Where a loader finds block b of its 4 rows: rows[i] + b * interleave * sizeof(block). In a
-// plain matrix (interleave 1) each row's blocks are contiguous; in a tile-interleaved one
-// (interleave 4, kernels/interleave.h) block b of the 4 rows sits side by side and
-// rows[i] = tile + i * sizeof(block), so a tile is one sequential stream.
+// The 4 weight rows a loader reads, in the file's layout (each row's blocks contiguous).
 struct LoaderRows {
   const uint8_t* const* rows = nullptr;
-  int64_t interleave = 1;
 };
 
 struct LoaderQ8_0 : LoaderRows {
@@ -115,7 +111,7 @@ struct LoaderQ8_0 : LoaderRows {
   static constexpr int kBias = 128;
   static constexpr int kGroup = 1;  // blocks per load() group (j = 0..kGroup-1)
   BATON_AVX512_INLINE void load(int64_t b, int, Quad& q) {
-    const int64_t o = b * interleave * int64_t(sizeof(BlockQ8_0));
+    const int64_t o = b * int64_t(sizeof(BlockQ8_0));
     split_rows(rows, o + 2, q.lo, q.hi);
     const __m512i flip = _mm512_set1_epi8(char(0x80));  // int8 + 128 as uint8
     q.lo = _mm512_xor_si512(q.lo, flip);
@@ -129,7 +125,7 @@ struct LoaderQ4_0 : LoaderRows {
   static constexpr int kBias = 8;   // the level is q + 8
   static constexpr int kGroup = 1;  // blocks per load() group (j = 0..kGroup-1)
   BATON_AVX512_INLINE void load(int64_t b, int, Quad& q) {
-    const int64_t o = b * interleave * int64_t(sizeof(BlockQ4_0));
+    const int64_t o = b * int64_t(sizeof(BlockQ4_0));
     const __m512i n = gather16(rows, o + 2);
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     q.lo = _mm512_and_si512(n, m4);
@@ -146,7 +142,7 @@ struct LoaderQ4_K : LoaderRows {
   alignas(64) float table[4][16];
   __m512i pair_lo, pair_hi;
   BATON_AVX512_INLINE void load(int64_t sb, int j, Quad& q) {
-    const int64_t base = sb * interleave * int64_t(sizeof(BlockQ4_K));
+    const int64_t base = sb * int64_t(sizeof(BlockQ4_K));
     if (j == 0) prepare(base);
     // Sub-blocks 2m and 2m + 1 share 32 bytes (low and high nibbles): loaded once.
     __m512i nlo, nhi;
@@ -217,7 +213,7 @@ struct LoaderQ6_K : LoaderRows {
   __m512i ql[2][2], qh[2];
   BATON_AVX512_INLINE void load(int64_t sb, int j, Quad& q) {
     const int n = j / 4, k = j % 4;
-    const int64_t base = sb * interleave * int64_t(sizeof(BlockQ6_K));
+    const int64_t base = sb * int64_t(sizeof(BlockQ6_K));
     if (j == 0) prepare(base);
     // qh serves the 4 sub-blocks of a half, each ql chunk two of them: each is loaded once.
     if (k == 0) split_rows(rows, base + offsetof(BlockQ6_K, qh) + 32 * n, qh[0], qh[1]);

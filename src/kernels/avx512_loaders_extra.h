@@ -43,7 +43,7 @@ struct LoaderQ4_1 : LoaderRows {
   static constexpr int kBias = 0;   // levels are unsigned already
   static constexpr int kGroup = 1;  // blocks per load() group (j = 0..kGroup-1)
   BATON_AVX512_INLINE void load(int64_t b, int, Quad& q) {
-    const int64_t o = b * interleave * int64_t(sizeof(BlockQ4_1));
+    const int64_t o = b * int64_t(sizeof(BlockQ4_1));
     nibbles(gather16(rows, o + offsetof(BlockQ4_1, qs)), q.lo, q.hi);
     q.slo = spread4(f16x4(rows, o));
     q.off = spread4_first(f16x4(rows, o + offsetof(BlockQ4_1, m)));
@@ -55,7 +55,7 @@ struct LoaderQ5_0 : LoaderRows {
   static constexpr int kBias = 16;  // the level is q + 16
   static constexpr int kGroup = 1;  // blocks per load() group (j = 0..kGroup-1)
   BATON_AVX512_INLINE void load(int64_t b, int, Quad& q) {
-    const int64_t o = b * interleave * int64_t(sizeof(BlockQ5_0));
+    const int64_t o = b * int64_t(sizeof(BlockQ5_0));
     __m512i lo, hi;
     nibbles(gather16(rows, o + offsetof(BlockQ5_0, qs)), lo, hi);
     // Row i's 32 high bits in each dword of lane i; byte l of lane i then takes qh byte l / 8
@@ -85,7 +85,7 @@ struct LoaderIQ4_NL : LoaderRows {
   static constexpr int kBias = 128;  // table value + 128
   static constexpr int kGroup = 1;   // blocks per load() group (j = 0..kGroup-1)
   BATON_AVX512_INLINE void load(int64_t b, int, Quad& q) {
-    const int64_t o = b * interleave * int64_t(sizeof(BlockIQ4_NL));
+    const int64_t o = b * int64_t(sizeof(BlockIQ4_NL));
     __m512i lo, hi;
     nibbles(gather16(rows, o + offsetof(BlockIQ4_NL, qs)), lo, hi);
     const __m512i t = iq4_table();
@@ -101,7 +101,7 @@ struct LoaderIQ4_XS : LoaderRows {
   static constexpr int kGroup = 8;   // blocks per load() group (j = 0..kGroup-1)
   alignas(64) float table[4][16];    // value j (0..7): d * (ls - 32) of block j
   BATON_AVX512_INLINE void load(int64_t sb, int j, Quad& q) {
-    const int64_t base = sb * interleave * int64_t(sizeof(BlockIQ4_XS));
+    const int64_t base = sb * int64_t(sizeof(BlockIQ4_XS));
     if (j == 0) {
       for (int i = 0; i < 4; ++i) {
         const auto& blk = *reinterpret_cast<const BlockIQ4_XS*>(rows[i] + base);
@@ -124,7 +124,7 @@ struct LoaderQ5_K : LoaderRows {
   static constexpr int kGroup = 8;  // blocks per load() group (j = 0..kGroup-1)
   alignas(64) float table[4][16];   // values 0..7: d * sc of block v; 8..15: -dmin * m
   BATON_AVX512_INLINE void load(int64_t sb, int j, Quad& q) {
-    const int64_t base = sb * interleave * int64_t(sizeof(BlockQ5_K));
+    const int64_t base = sb * int64_t(sizeof(BlockQ5_K));
     if (j == 0) {
       for (int i = 0; i < 4; ++i) {
         const auto& blk = *reinterpret_cast<const BlockQ5_K*>(rows[i] + base);
@@ -168,7 +168,7 @@ struct LoaderQ3_K : LoaderRows {
   static constexpr int kGroup = 8;  // blocks per load() group (j = 0..kGroup-1)
   alignas(64) float table[4][16];   // value v: d * (sc - 32) of 16-element sub-block v
   BATON_AVX512_INLINE void load(int64_t sb, int j, Quad& q) {
-    const int64_t base = sb * interleave * int64_t(sizeof(BlockQ3_K));
+    const int64_t base = sb * int64_t(sizeof(BlockQ3_K));
     if (j == 0) {
       for (int i = 0; i < 4; ++i) {
         const auto& blk = *reinterpret_cast<const BlockQ3_K*>(rows[i] + base);
@@ -195,7 +195,7 @@ struct LoaderQ2_K : LoaderRows {
   alignas(64) float scale[4][16];   // value v: d * sc of 16-element sub-block v
   alignas(64) float off[4][16];     // value v: -dmin * m of sub-block v
   BATON_AVX512_INLINE void load(int64_t sb, int j, Quad& q) {
-    const int64_t base = sb * interleave * int64_t(sizeof(BlockQ2_K));
+    const int64_t base = sb * int64_t(sizeof(BlockQ2_K));
     if (j == 0) {
       for (int i = 0; i < 4; ++i) {
         const auto& blk = *reinterpret_cast<const BlockQ2_K*>(rows[i] + base);

@@ -15,10 +15,10 @@ namespace {
 
 using gguf::TensorType;
 
-// Weight rows per parallel_for work item: the tile of the SIMD kernels (4 rows, or 16 in the
-// 16-row layout), so a tile never straddles two threads.
+// Weight rows per parallel_for work item: the tile of the SIMD kernels (16 rows interleaved,
+// 4 in the file's layout), so a tile never straddles two threads.
 int64_t row_tile(const MatrixView& w) {
-  return w.interleave == 16 ? 16 : 4;
+  return w.interleave != 1 ? kInterleaveRows : 4;
 }
 
 void check_view(const MatrixView& w, const float* x, int64_t n_x, const float* y) {

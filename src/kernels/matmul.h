@@ -16,8 +16,8 @@
 namespace baton::kernels {
 
 // rows × cols, row-major; GGUF dims[0] = cols, dims[1] = rows; row_stride in bytes.
-// interleave 4: the rows are stored in tiles of 4, block by block (kernels/interleave.h); only
-// the AVX-512 kernels read that layout.
+// interleave 16: the rows are stored in 16-row tiles (kernels/interleave.h); only the AVX-512
+// kernels read that layout.
 struct MatrixView {
   gguf::TensorType type;
   const void* data;

@@ -1,4 +1,5 @@
-// AVX-512 VNNI kernels. Quantized weights: tiles of 4 weight rows × up to 8 x rows. One
+// AVX-512 VNNI kernels for the file's weight layout (weights rewritten into 16-row tiles at load
+// go to matmul_avx512_r16.cpp). Quantized weights: tiles of 4 weight rows × up to 8 x rows. One
 // 32-element block of the 4 rows sits in two registers (128-bit lane i = row i, elements 0..15
 // in `lo`, 16..31 in `hi`); each x half-block is broadcast to all lanes, so one dpbusd makes
 // 4 partial sums for each of the 4 rows. The weights are the unsigned operand (level + B, see
@@ -20,10 +21,8 @@
 #include "kernels/avx512_loaders.h"
 #include "kernels/avx512_loaders_extra.h"
 #include "kernels/fp16.h"
-#include "kernels/interleave.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/quantize.h"
-#include "kernels/tiles16.h"
 
 namespace baton::kernels {
 namespace {
@@ -38,28 +37,17 @@ using gguf::TensorType;
 constexpr int kMaxXTile = 8;
 // Packed weights of one group stay in L2 while every x tile passes over them.
 constexpr size_t kPackBytes = 1u << 20;
-constexpr int64_t kPrefetchBytes = 2048;
 
 // Block b of a 4-row tile in lane form: what the loaders produce.
 using Packed = Quad;
 
 // Blocks straight from the weights (small batches). A loader is called for the blocks of a
 // group in order (sub = 0..kGroup-1): K-quant loaders reuse bytes between sub-blocks.
-// In an interleaved matrix the tile is one stream, read kPrefetchBytes ahead: the hardware
-// prefetchers alone leave a decode step waiting on misses (measured with bench engine).
 template <class Loader>
 struct DirectSource {
   using L = Loader;
   Loader loader;
-  const uint8_t* prefetched = nullptr;  // null: no software prefetch (plain layout)
-  int64_t group_bytes = 0;              // bytes of one load() group of the tile
   BATON_AVX512_INLINE const Packed& get(int64_t g, int sub, Packed& tmp) {
-    if (sub == 0 && prefetched != nullptr) {
-      const uint8_t* until = loader.rows[0] + (g + 1) * group_bytes + kPrefetchBytes;
-      for (; prefetched < until; prefetched += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(prefetched), _MM_HINT_T0);
-      }
-    }
     loader.load(g, sub, tmp);
     return tmp;
   }
@@ -181,26 +169,17 @@ void quad_dispatch(int nr, const Source& src, const QuantizedX& x, int64_t r0, f
 
 // Row pointers of the tile at o0; missing rows of a last partial tile repeat a real row and
 // their sums are dropped.
-// In an interleaved matrix the tile is padded with copies of its last row instead.
 void tile_rows(const MatrixView& w, int64_t o0, const uint8_t* rows[4]) {
   const auto* base = static_cast<const uint8_t*>(w.data);
-  if (w.interleave == 4) {
-    const int64_t block = int64_t(block_shape(w.type).bytes);
-    const uint8_t* tile = tile_at(w, o0);
-    for (int i = 0; i < 4; ++i) rows[i] = tile + i * block;  // (Q4_K, Q6_K tiles: rows[0] only)
-    return;
-  }
   for (int i = 0; i < 4; ++i) {
     rows[i] = base + std::min<int64_t>(o0 + i, w.rows - 1) * int64_t(w.row_stride);
   }
 }
 
 template <class Loader>
-BATON_AVX512 void pack_tile(const uint8_t* const rows[4], int64_t interleave, int64_t nb,
-                            Packed* out) {
+BATON_AVX512 void pack_tile(const uint8_t* const rows[4], int64_t nb, Packed* out) {
   Loader loader;
   loader.rows = rows;
-  loader.interleave = interleave;
   for (int64_t g = 0; g < nb / Loader::kGroup; ++g) {
     for (int sub = 0; sub < Loader::kGroup; ++sub)
       loader.load(g, sub, out[g * Loader::kGroup + sub]);
@@ -216,11 +195,6 @@ void quant_rows(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64
       tile_rows(w, o0, rows);
       DirectSource<Loader> src;
       src.loader.rows = rows;
-      src.loader.interleave = w.interleave;
-      if (w.interleave == 4) {
-        src.group_bytes = tile_block_bytes(w.type);
-        src.prefetched = rows[0];
-      }
       quad_dispatch(int(x.n_x), src, x, 0, y, w.rows, o0, std::min<int64_t>(4, o_end - o0));
     }
     return;
@@ -237,7 +211,7 @@ void quant_rows(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64
                                            ~uintptr_t(63));
     for (int64_t t = 0; t < n_tiles; ++t) {
       tile_rows(w, g0 + 4 * t, rows);
-      pack_tile<Loader>(rows, w.interleave, x.nb, &pack[size_t(t * x.nb)]);
+      pack_tile<Loader>(rows, x.nb, &pack[size_t(t * x.nb)]);
     }
     for (int64_t r0 = 0; r0 < x.n_x; r0 += kMaxXTile) {
       const int nr = int(std::min<int64_t>(kMaxXTile, x.n_x - r0));
@@ -315,7 +289,7 @@ bool with_loader(TensorType t, F&& fn) {
 }  // namespace
 
 LaneForm avx512_lane_form(const MatrixView& w) {
-  if (w.interleave == kTile16) return tiles16_lane_form(w.type);
+  if (w.interleave != 1) return tiles16_lane_form(w.type);
   LaneForm form;
   with_loader(w.type, [&]<class L>() { form = {L::kBias, L::kSplit}; });
   return form;
@@ -323,7 +297,7 @@ LaneForm avx512_lane_form(const MatrixView& w) {
 
 void quant_rows_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
                        float* y) {
-  if (w.interleave == kTile16) return quant_rows16_avx512(w, x, o_begin, o_end, y);
+  if (w.interleave != 1) return quant_rows16_avx512(w, x, o_begin, o_end, y);
   with_loader(w.type, [&]<class L>() { quant_rows<L>(w, x, o_begin, o_end, y); });
 }
 

@@ -6,7 +6,8 @@
 // lane r holding 4 consecutive weights of row r, one instruction serves 16 rows and each lane
 // ends a 32-element block with that row's whole integer dot product: the float step (scale,
 // offset) runs once per 16 rows and x row, not once per 4, and nothing is summed across lanes.
-// The 4-row layout (interleave.h) spends most of its instructions on those steps.
+// The file-layout kernel (matmul_avx512.cpp, 4 rows per register) spends most of its
+// instructions on those steps.
 //
 // A tile holds rows 16t..16t+15 (a last partial tile repeats its last row) as one stream read
 // front to back (scales before the quants they scale), its loads 64-byte aligned when the tile

@@ -55,7 +55,7 @@ std::vector<Group> groups_of(ModelWeights& w) {
 bool stackable(const Group& g) {
   if (g.stacked == nullptr) return false;
   for (const auto* m : g.parts) {
-    if (!kernels::interleavable(*m) || m->rows % kernels::interleave_width(m->type) != 0 ||
+    if (!kernels::interleavable(*m) || m->rows % kernels::kInterleaveRows != 0 ||
         m->type != g.parts[0]->type || m->cols != g.parts[0]->cols) {
       return false;
     }

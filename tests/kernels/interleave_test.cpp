@@ -1,8 +1,8 @@
-// Interleaved weights (kernels/interleave.h). The 4-row layout gives the same bytes as the plain
-// layout through matmul (decode-sized and packed batches, partial last tiles, with and without
-// threads); the 16-row layout of Q8_0 and Q4_K (kernels/tiles16.h) gives a scalar model of its
-// own arithmetic bit for bit, whatever the batch and threads, and stays close to the plain
-// layout. Both give get_row's values unchanged, and other SIMD levels refuse them.
+// Interleaved weights (kernels/interleave.h, the 16-row tiles of kernels/tiles16.h): for every
+// quantized type, matmul gives a scalar model of the tile kernel's arithmetic bit for bit
+// (decode-sized and larger batches, partial and odd tiles, with and without threads, one x row
+// or many) and stays close to the file layout's results; get_row gives the file's values, and
+// other SIMD levels refuse the layout.
 #include "kernels/interleave.h"
 
 #include <gtest/gtest.h>
@@ -20,6 +20,7 @@
 #include "kernels/raw_blocks.h"
 #include "kernels/simd.h"
 #include "kernels/tiles16.h"
+#include "kernels/tiles16_model.h"
 
 namespace baton::kernels {
 namespace {
@@ -27,6 +28,7 @@ namespace {
 using gguf::TensorType;
 using testing::random_blocks;
 using testing::random_values;
+using testing::tiles16_model;
 
 const TensorType kQuantTypes[] = {TensorType::Q8_0, TensorType::Q4_0,   TensorType::Q4_1,
                                   TensorType::Q5_0, TensorType::IQ4_NL, TensorType::Q2_K,
@@ -53,149 +55,6 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-// Q4_K / Q5_K block b: the dot product of its levels (nibble + 16 * fifth(j, i)) with xq, its
-// scale and its offset.
-template <class Block, class Fifth>
-void k_quant_terms(const Block& blk, int64_t b, const int8_t* xq, int32_t& dot, float& s,
-                   float& off, Fifth fifth) {
-  const int j = int(b % 8);
-  uint8_t sc, m;
-  q4k_scale_min(j, blk.scales, &sc, &m);
-  for (int i = 0; i < kQK; ++i) {
-    const int level = ((blk.qs[32 * (j / 2) + i] >> (4 * (j % 2))) & 0xF) + 16 * fifth(j, i);
-    dot += level * xq[b * kQK + i];
-  }
-  s = fp16_to_fp32(blk.d) * float(sc);
-  off = (0.f - fp16_to_fp32(blk.dmin)) * float(m);
-}
-
-// Row o of the plain matrix against x row r as the 16-row kernel computes it: per 32-element
-// block, the integer dot product, then acc = fma(I, s * dx, acc) and, for Q4_K and Q5_K,
-// acc = fma(-dmin * m, sx, acc); Q6_K makes the first step for each 16-element half.
-float tiles16_model(const MatrixView& plain, int64_t o, const QuantizedX& qx, int64_t r) {
-  const auto* row = static_cast<const uint8_t*>(plain.data) + o * int64_t(plain.row_stride);
-  const auto* xq = reinterpret_cast<const int8_t*>(qx.row_qs(r));
-  float acc = 0;
-  for (int64_t b = 0; b < qx.nb; ++b) {
-    int32_t dot = 0;
-    float s = 0, off = 0;
-    if (plain.type == TensorType::Q8_0) {
-      BlockQ8_0 blk;
-      std::memcpy(&blk, row + b * int64_t(sizeof blk), sizeof blk);
-      for (int i = 0; i < kQK; ++i) dot += int32_t(blk.qs[i]) * xq[b * kQK + i];
-      s = fp16_to_fp32(blk.d);
-    } else if (plain.type == TensorType::Q4_0 || plain.type == TensorType::IQ4_NL) {
-      BlockQ4_0 blk;  // IQ4_NL has the same bytes
-      std::memcpy(&blk, row + b * int64_t(sizeof blk), sizeof blk);
-      for (int i = 0; i < kQK; ++i) {
-        const int nibble = (blk.qs[i % 16] >> (4 * (i / 16))) & 0xF;
-        dot +=
-            (plain.type == TensorType::Q4_0 ? nibble - 8 : kIQ4NLValues[nibble]) * xq[b * kQK + i];
-      }
-      s = fp16_to_fp32(blk.d);
-    } else if (plain.type == TensorType::Q4_1) {
-      BlockQ4_1 blk;
-      std::memcpy(&blk, row + b * int64_t(sizeof blk), sizeof blk);
-      for (int i = 0; i < kQK; ++i)
-        dot += ((blk.qs[i % 16] >> (4 * (i / 16))) & 0xF) * xq[b * kQK + i];
-      s = fp16_to_fp32(blk.d);
-      off = fp16_to_fp32(blk.m);
-    } else if (plain.type == TensorType::Q5_0) {
-      BlockQ5_0 blk;
-      std::memcpy(&blk, row + b * int64_t(sizeof blk), sizeof blk);
-      uint32_t fifth;
-      std::memcpy(&fifth, blk.qh, 4);
-      for (int i = 0; i < kQK; ++i) {
-        const int level = ((blk.qs[i % 16] >> (4 * (i / 16))) & 0xF) | ((fifth >> i) & 1) << 4;
-        dot += (level - 16) * xq[b * kQK + i];
-      }
-      s = fp16_to_fp32(blk.d);
-    } else if (plain.type == TensorType::IQ4_XS) {
-      BlockIQ4_XS blk;
-      std::memcpy(&blk, row + (b / 8) * int64_t(sizeof blk), sizeof blk);
-      const int j = int(b % 8);
-      for (int i = 0; i < kQK; ++i) {
-        const int nibble = (blk.qs[16 * j + i % 16] >> (4 * (i / 16))) & 0xF;
-        dot += kIQ4NLValues[nibble] * xq[b * kQK + i];
-      }
-      s = fp16_to_fp32(blk.d) * float(iq4xs_scale(j, blk) - 32);
-    } else if (plain.type == TensorType::Q2_K) {
-      BlockQ2_K blk;
-      std::memcpy(&blk, row + (b / 8) * int64_t(sizeof blk), sizeof blk);
-      const int j = int(b % 8), n = j / 4, k = j % 4;
-      int32_t half[2] = {0, 0};
-      for (int i = 0; i < kQK; ++i)
-        half[i / 16] += ((blk.qs[32 * n + i] >> (2 * k)) & 3) * xq[b * kQK + i];
-      const float d = fp16_to_fp32(blk.d), neg_dmin = 0.f - fp16_to_fp32(blk.dmin);
-      const float dx = qx.row_d(r)[b];
-      for (int h = 0; h < 2; ++h) {
-        acc = std::fma(float(half[h]), d * float(blk.scales[2 * j + h] & 0xF) * dx, acc);
-      }
-      for (int h = 0; h < 2; ++h) {
-        acc = std::fma(neg_dmin * float(blk.scales[2 * j + h] >> 4), qx.row_s2(r)[2 * b + h], acc);
-      }
-      continue;
-    } else if (plain.type == TensorType::Q3_K) {
-      BlockQ3_K blk;
-      std::memcpy(&blk, row + (b / 8) * int64_t(sizeof blk), sizeof blk);
-      const int j = int(b % 8), n = j / 4, k = j % 4;
-      int32_t half[2] = {0, 0};
-      for (int i = 0; i < kQK; ++i) {
-        const int level = ((blk.qs[32 * n + i] >> (2 * k)) & 3) | ((blk.hmask[i] >> j) & 1) << 2;
-        half[i / 16] += (level - 4) * xq[b * kQK + i];
-      }
-      const float d = fp16_to_fp32(blk.d), dx = qx.row_d(r)[b];
-      acc = std::fma(float(half[0]), d * float(q3k_scale(2 * j, blk.scales) - 32) * dx, acc);
-      acc = std::fma(float(half[1]), d * float(q3k_scale(2 * j + 1, blk.scales) - 32) * dx, acc);
-      continue;
-    } else if (plain.type == TensorType::Q6_K) {
-      BlockQ6_K blk;
-      std::memcpy(&blk, row + (b / 8) * int64_t(sizeof blk), sizeof blk);
-      const int n = int(b % 8) / 4, k = int(b % 4);
-      int32_t half[2] = {0, 0};
-      for (int i = 0; i < kQK; ++i) {
-        const int lo = (blk.ql[64 * n + 32 * (k % 2) + i] >> (4 * (k / 2))) & 0xF;
-        const int hi = (blk.qh[32 * n + i] >> (2 * k)) & 3;
-        half[i / 16] += ((lo | (hi << 4)) - 32) * xq[b * kQK + i];
-      }
-      const float d = fp16_to_fp32(blk.d), dx = qx.row_d(r)[b];
-      acc = std::fma(float(half[0]), d * float(blk.scales[2 * (b % 8)]) * dx, acc);
-      acc = std::fma(float(half[1]), d * float(blk.scales[2 * (b % 8) + 1]) * dx, acc);
-      continue;
-    } else if (plain.type == TensorType::Q5_K) {
-      BlockQ5_K blk;
-      std::memcpy(&blk, row + (b / 8) * int64_t(sizeof blk), sizeof blk);
-      k_quant_terms(blk, b, xq, dot, s, off, [&](int j, int i) { return (blk.qh[i] >> j) & 1; });
-    } else {
-      BlockQ4_K blk;
-      std::memcpy(&blk, row + (b / 8) * int64_t(sizeof blk), sizeof blk);
-      k_quant_terms(blk, b, xq, dot, s, off, [](int, int) { return 0; });
-    }
-    acc = std::fma(float(dot), s * qx.row_d(r)[b], acc);
-    if (plain.type == TensorType::Q4_K || plain.type == TensorType::Q5_K ||
-        plain.type == TensorType::Q4_1) {
-      acc = std::fma(off, qx.row_s(r)[b], acc);
-    }
-  }
-  return acc;
-}
-
-std::vector<float> tiles16_model(const MatrixView& plain, const std::vector<float>& x,
-                                 int64_t n_x) {
-  QuantizedX qx;
-  resize_quantized_x(qx, n_x, plain.cols / kQK, /*half_sums=*/true);
-  for (int64_t r = 0; r < n_x; ++r) {
-    quantize_x_row(x.data() + r * plain.cols, qx, r);
-    half_sums_row(qx, r);
-  }
-  std::vector<float> y(size_t(n_x * plain.rows));
-  for (int64_t r = 0; r < n_x; ++r) {
-    for (int64_t o = 0; o < plain.rows; ++o)
-      y[size_t(r * plain.rows + o)] = tiles16_model(plain, o, qx, r);
-  }
-  return y;
-}
-
 // Within 1e-4 of the largest |value| (for finite results): the same products summed in
 // another order.
 bool close(const std::vector<float>& a, const std::vector<float>& b) {
@@ -217,17 +76,12 @@ TEST(Interleave, SameResultsAsThePlainLayout) {
   uint32_t seed = 1;
   for (auto type : kQuantTypes) {
     const int64_t cols = block_shape(type).elems == 256 ? 512 : 160;  // 5 blocks: an odd pair
-    const int64_t width = interleave_width(type);
-    EXPECT_EQ(width, has_tiles16(type) ? 16 : 4) << gguf::type_name(type);
     for (int64_t rows : {1, 4, 7, 13, 16, 64, 70}) {
       const uint32_t matrix_seed = seed++;
       const bool extreme = matrix_seed % 2 == 1;  // as make_pair draws the blocks
       const Pair m = make_pair(type, rows, cols, matrix_seed);
-      const int64_t tiles = (rows + width - 1) / width;
-      EXPECT_EQ(
-          interleaved_bytes(m.p),
-          size_t(tiles * (width == 16 ? tile16_bytes(type, cols / block_shape(type).elems)
-                                      : cols / block_shape(type).elems * tile_block_bytes(type))));
+      EXPECT_EQ(interleaved_bytes(m.p),
+                size_t((rows + 15) / 16 * tile16_bytes(type, cols / block_shape(type).elems)));
       for (int64_t n_x : {1, 3, 8, 9, 20}) {
         const auto x = random_values(n_x * cols, seed++);
         std::vector<float> yp(size_t(n_x * rows)), yt(yp.size()), ytp(yp.size());
@@ -237,10 +91,6 @@ TEST(Interleave, SameResultsAsThePlainLayout) {
         const std::string what = std::string(gguf::type_name(type)) + " rows " +
                                  std::to_string(rows) + " n_x " + std::to_string(n_x);
         EXPECT_TRUE(same_bits(yt, ytp)) << what << " (threads)";
-        if (width == 4) {
-          EXPECT_TRUE(same_bits(yp, yt)) << what << " first: " << yp[0] << " vs " << yt[0];
-          continue;
-        }
         const auto model = tiles16_model(m.p, x, n_x);
         EXPECT_TRUE(same_bits(model, yt)) << what << " first: " << model[0] << " vs " << yt[0];
         // One x row at a time: the same bits as in the batch.
