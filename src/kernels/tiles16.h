@@ -1,6 +1,6 @@
 #pragma once
-// The 16-row tile layout of every quantized weight type, for the
-// AVX-512 VNNI kernels (matmul_avx512_r16.cpp). Internal to the kernels module.
+// The 16-row tile layout of every quantized weight type, for the AVX-512 VNNI kernel
+// (matmul_avx512_r16.cpp). Internal to the kernels module.
 //
 // One vpdpbusd multiplies 64 weight bytes by 4 x bytes broadcast to every 32-bit lane. With
 // lane r holding 4 consecutive weights of row r, one instruction serves 16 rows and each lane
