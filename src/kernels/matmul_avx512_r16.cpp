@@ -39,6 +39,24 @@ BATON_AVX512_INLINE __m512i quad_of(const uint8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
+// v's bits moved from bit `from` to bit `to` of each byte (by a 16-bit shift: for the bits kept
+// afterwards, within their own byte), and the levels whose low bits sit in lo (masked) joined
+// with high bits h already in place.
+BATON_AVX512_INLINE __m512i move_bits(__m512i v, int from, int to) {
+  if (from < to) return _mm512_slli_epi16(v, unsigned(to - from));
+  if (from > to) return _mm512_srli_epi16(v, unsigned(from - to));
+  return v;
+}
+BATON_AVX512_INLINE __m512i join_levels(__m512i lo, uint8_t lo_mask, __m512i h) {
+  return _mm512_ternarylogic_epi32(lo, h, _mm512_set1_epi8(char(lo_mask)), 0xEC);  // lo & m | h
+}
+
+// 16 int8 values at p times d (scales stored less their bias).
+BATON_AVX512_INLINE __m512 int8_scales(__m512 d, const uint8_t* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(v)));
+}
+
 // 16 f16 values at p.
 BATON_AVX512_INLINE __m512 f16x16(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
@@ -108,10 +126,8 @@ struct Tiles16Pair {
       const __m512i nibbles = nibble_quad(quants, q);
       if constexpr (kTable) return _mm512_shuffle_epi8(iq4_table(), nibbles);
       if constexpr (!kFifth) return nibbles;
-      __m512i h = _mm512_loadu_si512(fifth);  // bit q to bit 4
-      if (q < 4) h = _mm512_slli_epi16(h, 4 - q);
-      if (q > 4) h = _mm512_srli_epi16(h, q - 4);
-      return _mm512_or_si512(nibbles, _mm512_and_si512(h, _mm512_set1_epi8(0x10)));
+      const __m512i h = move_bits(_mm512_loadu_si512(fifth), q, 4);
+      return join_levels(nibbles, 0x0F, _mm512_and_si512(h, _mm512_set1_epi8(0x10)));
     }
   };
   static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t b) {
@@ -134,8 +150,7 @@ struct Tiles16IQ4_XS {
     __m512 d;
     __m512i table;  // kIQ4NLValues + 128 in every 128-bit lane
     BATON_AVX512_INLINE void scales(int j, Scales& s) const {
-      const __m128i ls = _mm_loadu_si128(reinterpret_cast<const __m128i*>(meta + 32 + 16 * j));
-      s.lo = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(ls)));
+      s.lo = int8_scales(d, meta + 32 + 16 * j);
     }
     BATON_AVX512_INLINE __m512i quad(int j, int q) const {
       return _mm512_shuffle_epi8(table, nibble_quad(quants + 256 * j, q));
@@ -177,11 +192,8 @@ struct Tiles16Q4_5K {
       __m512i v = _mm512_loadu_si512(nibbles + 512 * (j / 2) + 64 * q);
       if (j & 1) v = _mm512_srli_epi16(v, 4);
       if constexpr (!kFive) return _mm512_and_si512(v, _mm512_set1_epi8(0x0F));
-      __m512i h = _mm512_loadu_si512(quants + 64 * q);
-      if (j < 4) h = _mm512_slli_epi16(h, 4 - j);
-      if (j > 4) h = _mm512_srli_epi16(h, j - 4);
-      h = _mm512_and_si512(h, _mm512_set1_epi8(0x10));
-      return _mm512_ternarylogic_epi32(v, h, _mm512_set1_epi8(0x0F), 0xEC);  // (v & 0x0F) | h
+      const __m512i h = move_bits(_mm512_loadu_si512(quants + 64 * q), j, 4);
+      return join_levels(v, 0x0F, _mm512_and_si512(h, _mm512_set1_epi8(0x10)));
     }
   };
   static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t g) {
@@ -192,12 +204,6 @@ struct Tiles16Q4_5K {
 };
 using Tiles16Q4_K = Tiles16Q4_5K<false>;
 using Tiles16Q5_K = Tiles16Q4_5K<true>;
-
-// 16 int8 values at p times d (scales stored less their bias).
-BATON_AVX512_INLINE __m512 int8_scales(__m512 d, const uint8_t* p) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  return _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(v)));
-}
 
 struct Tiles16Q3_K {
   static constexpr auto kType = gguf::TensorType::Q3_K;
@@ -219,11 +225,8 @@ struct Tiles16Q3_K {
       const int n = j / 4, k = j % 4;
       __m512i lo = _mm512_loadu_si512(quants + 512 + 512 * n + 64 * q);
       if (k > 0) lo = _mm512_srli_epi16(lo, 2 * k);
-      __m512i h = _mm512_loadu_si512(quants + 64 * q);
-      if (j < 2) h = _mm512_slli_epi16(h, 2 - j);
-      if (j > 2) h = _mm512_srli_epi16(h, j - 2);
-      h = _mm512_and_si512(h, _mm512_set1_epi8(0x04));
-      return _mm512_ternarylogic_epi32(lo, h, _mm512_set1_epi8(0x03), 0xEC);  // (lo & 3) | h
+      const __m512i h = move_bits(_mm512_loadu_si512(quants + 64 * q), j, 2);
+      return join_levels(lo, 0x03, _mm512_and_si512(h, _mm512_set1_epi8(0x04)));
     }
   };
   static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t g) {
@@ -279,13 +282,9 @@ struct Tiles16Q6_K {
     const uint8_t* quants;
     const uint8_t* meta;  // d, then the int8 scale of each 16-element sub-block
     __m512 d;
-    BATON_AVX512_INLINE __m512 scale(int v) const {
-      const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(meta + 32 + 16 * v));
-      return _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)));
-    }
     BATON_AVX512_INLINE void scales(int j, Scales& s) const {
-      s.lo = scale(2 * j);
-      s.hi = scale(2 * j + 1);
+      s.lo = int8_scales(d, meta + 32 + 32 * j);
+      s.hi = int8_scales(d, meta + 48 + 32 * j);
     }
     // Block j = 4n + k: the low 4 bits from ql chunk k % 2 (high nibbles for k >= 2), bits 4-5
     // from bits 2k of qh.
@@ -294,12 +293,8 @@ struct Tiles16Q6_K {
       const uint8_t* run = quants + 1536 * n;
       __m512i lo = _mm512_loadu_si512(run + 512 + 512 * (k % 2) + 64 * q);
       if (k >= 2) lo = _mm512_srli_epi16(lo, 4);
-      __m512i hi = _mm512_loadu_si512(run + 64 * q);  // bits 2k, 2k + 1 to bits 4, 5
-      if (k < 2) hi = _mm512_slli_epi16(hi, 4 - 2 * k);
-      if (k == 3) hi = _mm512_srli_epi16(hi, 2);
-      hi = _mm512_and_si512(hi, _mm512_set1_epi8(0x30));
-      // (lo & 0x0F) | hi
-      return _mm512_ternarylogic_epi32(lo, hi, _mm512_set1_epi8(0x0F), 0xEC);
+      const __m512i h = move_bits(_mm512_loadu_si512(run + 64 * q), 2 * k, 4);
+      return join_levels(lo, 0x0F, _mm512_and_si512(h, _mm512_set1_epi8(0x30)));
     }
   };
   static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t g) {

@@ -17,6 +17,12 @@ void move_bytes(bool to_tile, uint8_t* tile, uint8_t* plain, size_t n) {
   }
 }
 
+// Moves `quads` 4-byte groups of one row between the file's bytes (consecutive) and a tile run
+// (64 B apart: the row's place in consecutive quads).
+void move_quads(bool to_tile, uint8_t* tile_run, uint8_t* file_run, int quads) {
+  for (int q = 0; q < quads; ++q) move_bytes(to_tile, tile_run + 64 * q, file_run + 4 * q, 4);
+}
+
 // Row r of Q8_0 block b, moved between `blk` and the tile. Levels are stored + 128 (an xor of
 // the sign bit), which undoes itself on the way back.
 void q8_0_row(bool to_tile, uint8_t* tile, int64_t b, int r, BlockQ8_0& blk) {
@@ -44,7 +50,7 @@ void pair_row(bool to_tile, uint8_t* tile, int64_t b, int r, Block& blk) {
                          : std::is_same_v<Block, BlockIQ4_NL> ? gguf::TensorType::IQ4_NL
                                                               : gguf::TensorType::Q4_0;
   uint8_t* quants = tile + tile16_quants_at(kType, b) + 4 * r;
-  for (int q = 0; q < 4; ++q) move_bytes(to_tile, quants + 64 * q, blk.qs + 4 * q, 4);
+  move_quads(to_tile, quants, blk.qs, 4);
   uint8_t* d = tile + tile16_scales_at(kType, b) + 2 * r;
   move_bytes(to_tile, d, reinterpret_cast<uint8_t*>(&blk.d), 2);
   if constexpr (kType == gguf::TensorType::Q4_1) {
@@ -82,11 +88,7 @@ void pair_row(bool to_tile, uint8_t* tile, int64_t b, int r, Block& blk) {
 void iq4_xs_row(bool to_tile, uint8_t* tile, int64_t s, int r, BlockIQ4_XS& blk) {
   constexpr auto kType = gguf::TensorType::IQ4_XS;
   uint8_t* quants = tile + tile16_quants_at(kType, s) + 4 * r;
-  for (int j = 0; j < 8; ++j) {
-    for (int q = 0; q < 4; ++q) {
-      move_bytes(to_tile, quants + 256 * j + 64 * q, blk.qs + 16 * j + 4 * q, 4);
-    }
-  }
+  for (int j = 0; j < 8; ++j) move_quads(to_tile, quants + 256 * j, blk.qs + 16 * j, 4);
   uint8_t* scales = tile + tile16_scales_at(kType, s);
   move_bytes(to_tile, scales + 2 * r, reinterpret_cast<uint8_t*>(&blk.d), 2);
   if (to_tile) {
@@ -106,11 +108,7 @@ void iq4_xs_row(bool to_tile, uint8_t* tile, int64_t s, int r, BlockIQ4_XS& blk)
 void q2_k_row(bool to_tile, uint8_t* tile, int64_t s, int r, BlockQ2_K& blk) {
   constexpr auto kType = gguf::TensorType::Q2_K;
   uint8_t* quants = tile + tile16_quants_at(kType, s) + 4 * r;
-  for (int n = 0; n < 2; ++n) {
-    for (int q = 0; q < 8; ++q) {
-      move_bytes(to_tile, quants + 512 * n + 64 * q, blk.qs + 32 * n + 4 * q, 4);
-    }
-  }
+  for (int n = 0; n < 2; ++n) move_quads(to_tile, quants + 512 * n, blk.qs + 32 * n, 8);
   uint8_t* meta = tile + tile16_scales_at(kType, s);
   move_bytes(to_tile, meta + 2 * r, reinterpret_cast<uint8_t*>(&blk.d), 2);
   move_bytes(to_tile, meta + 32 + 2 * r, reinterpret_cast<uint8_t*>(&blk.dmin), 2);
@@ -122,12 +120,8 @@ void q2_k_row(bool to_tile, uint8_t* tile, int64_t s, int r, BlockQ2_K& blk) {
 void q3_k_row(bool to_tile, uint8_t* tile, int64_t s, int r, BlockQ3_K& blk) {
   constexpr auto kType = gguf::TensorType::Q3_K;
   uint8_t* quants = tile + tile16_quants_at(kType, s) + 4 * r;
-  for (int q = 0; q < 8; ++q) {
-    move_bytes(to_tile, quants + 64 * q, blk.hmask + 4 * q, 4);
-    for (int n = 0; n < 2; ++n) {
-      move_bytes(to_tile, quants + 512 + 512 * n + 64 * q, blk.qs + 32 * n + 4 * q, 4);
-    }
-  }
+  move_quads(to_tile, quants, blk.hmask, 8);
+  for (int n = 0; n < 2; ++n) move_quads(to_tile, quants + 512 + 512 * n, blk.qs + 32 * n, 8);
   uint8_t* scales = tile + tile16_scales_at(kType, s);
   move_bytes(to_tile, scales + 2 * r, reinterpret_cast<uint8_t*>(&blk.d), 2);
   if (to_tile) {
@@ -150,14 +144,10 @@ void q4_5_k_row(bool to_tile, uint8_t* tile, int64_t s, int r, Block& blk) {
   constexpr auto kType = kQ5 ? gguf::TensorType::Q5_K : gguf::TensorType::Q4_K;
   uint8_t* quants = tile + tile16_quants_at(kType, s) + 4 * r;
   if constexpr (kQ5) {
-    for (int q = 0; q < 8; ++q) move_bytes(to_tile, quants + 64 * q, blk.qh + 4 * q, 4);
+    move_quads(to_tile, quants, blk.qh, 8);
     quants += 512;
   }
-  for (int m = 0; m < 4; ++m) {
-    for (int q = 0; q < 8; ++q) {
-      move_bytes(to_tile, quants + 512 * m + 64 * q, blk.qs + 32 * m + 4 * q, 4);
-    }
-  }
+  for (int m = 0; m < 4; ++m) move_quads(to_tile, quants + 512 * m, blk.qs + 32 * m, 8);
   uint8_t* meta = tile + tile16_scales_at(kType, s);
   move_bytes(to_tile, meta + 2 * r, reinterpret_cast<uint8_t*>(&blk.d), 2);
   move_bytes(to_tile, meta + 32 + 2 * r, reinterpret_cast<uint8_t*>(&blk.dmin), 2);
@@ -181,11 +171,9 @@ void q6_k_row(bool to_tile, uint8_t* tile, int64_t s, int r, BlockQ6_K& blk) {
   uint8_t* quants = tile + tile16_quants_at(kType, s) + 4 * r;
   for (int n = 0; n < 2; ++n) {
     uint8_t* run = quants + 1536 * n;
-    for (int q = 0; q < 8; ++q) {
-      move_bytes(to_tile, run + 64 * q, blk.qh + 32 * n + 4 * q, 4);
-      for (int c = 0; c < 2; ++c) {
-        move_bytes(to_tile, run + 512 + 512 * c + 64 * q, blk.ql + 64 * n + 32 * c + 4 * q, 4);
-      }
+    move_quads(to_tile, run, blk.qh + 32 * n, 8);
+    for (int c = 0; c < 2; ++c) {
+      move_quads(to_tile, run + 512 + 512 * c, blk.ql + 64 * n + 32 * c, 8);
     }
   }
   uint8_t* scales = tile + tile16_scales_at(kType, s);
