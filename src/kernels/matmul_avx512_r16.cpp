@@ -205,36 +205,6 @@ struct Tiles16Q4_5K {
 using Tiles16Q4_K = Tiles16Q4_5K<false>;
 using Tiles16Q5_K = Tiles16Q4_5K<true>;
 
-struct Tiles16Q3_K {
-  static constexpr auto kType = gguf::TensorType::Q3_K;
-  static constexpr int kBias = 4;  // the level is q + 4: its 2 bits plus 4 times the high bit
-  static constexpr bool kOffset = false, kHalfOffset = false, kSplit = true;
-  static constexpr int kGroup = 8;
-  static constexpr int kPrefetchLines = 4;  // 8 x 4 lines cover a super-block
-  static constexpr int64_t kPrefetchAhead = 2 * tile16_shape(kType).bytes;
-  struct Group {
-    const uint8_t* quants;  // hmask, then the 2-bit levels
-    const uint8_t* meta;    // d, then each 16-element sub-block's scale less 32
-    __m512 d;
-    BATON_AVX512_INLINE void scales(int j, Scales& s) const {
-      s.lo = int8_scales(d, meta + 32 + 32 * j);
-      s.hi = int8_scales(d, meta + 48 + 32 * j);
-    }
-    // Block j = 4n + k: bits 2k of half n's bytes, and bit j of hmask moved to bit 2.
-    BATON_AVX512_INLINE __m512i quad(int j, int q) const {
-      const int n = j / 4, k = j % 4;
-      __m512i lo = _mm512_loadu_si512(quants + 512 + 512 * n + 64 * q);
-      if (k > 0) lo = _mm512_srli_epi16(lo, 2 * k);
-      const __m512i h = move_bits(_mm512_loadu_si512(quants + 64 * q), j, 2);
-      return join_levels(lo, 0x03, _mm512_and_si512(h, _mm512_set1_epi8(0x04)));
-    }
-  };
-  static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t g) {
-    const uint8_t* meta = tile + tile16_scales_at(kType, g);
-    return {tile + tile16_quants_at(kType, g), meta, f16x16(meta)};
-  }
-};
-
 struct Tiles16Q2_K {
   static constexpr auto kType = gguf::TensorType::Q2_K;
   static constexpr int kBias = 0;  // 2-bit levels, a min per 16 elements
@@ -272,37 +242,49 @@ struct Tiles16Q2_K {
   }
 };
 
-struct Tiles16Q6_K {
-  static constexpr int kBias = 32;  // the level is q + 32
+// Q3_K and Q6_K: a signed int8 scale per 16-element sub-block, levels q + kBias from low bits
+// and high bits stored apart (tiles16.h).
+template <gguf::TensorType T>
+struct Tiles16SplitK {
+  static constexpr auto kType = T;
+  static constexpr bool kQ3 = T == gguf::TensorType::Q3_K;
+  // Q3_K: 2 low bits plus 4 times the high bit is q + 4; Q6_K: 4 low bits and 2 high, q + 32.
+  static constexpr int kBias = kQ3 ? 4 : 32;
   static constexpr bool kOffset = false, kHalfOffset = false, kSplit = true;
   static constexpr int kGroup = 8;
-  static constexpr int kPrefetchLines = 7;  // as Q4_K's: 8 x 7 lines cover a super-block
-  static constexpr int64_t kPrefetchAhead = 2 * tile16_shape(gguf::TensorType::Q6_K).bytes;
+  static constexpr int kPrefetchLines = kQ3 ? 4 : 7;  // 8 x this many lines cover a super-block
+  static constexpr int64_t kPrefetchAhead = 2 * tile16_shape(kType).bytes;
   struct Group {
     const uint8_t* quants;
-    const uint8_t* meta;  // d, then the int8 scale of each 16-element sub-block
+    const uint8_t* meta;  // d, then each 16-element sub-block's scale (Q3_K's less 32)
     __m512 d;
     BATON_AVX512_INLINE void scales(int j, Scales& s) const {
       s.lo = int8_scales(d, meta + 32 + 32 * j);
       s.hi = int8_scales(d, meta + 48 + 32 * j);
     }
-    // Block j = 4n + k: the low 4 bits from ql chunk k % 2 (high nibbles for k >= 2), bits 4-5
-    // from bits 2k of qh.
+    // Block j = 4n + k. Q3_K: bits 2k of half n's bytes, bit j of hmask to bit 2. Q6_K: the low
+    // 4 bits from ql chunk k % 2 (high nibbles for k >= 2), bits 2k of qh to bits 4-5.
     BATON_AVX512_INLINE __m512i quad(int j, int q) const {
       const int n = j / 4, k = j % 4;
+      if constexpr (kQ3) {
+        const __m512i lo = move_bits(_mm512_loadu_si512(quants + 512 + 512 * n + 64 * q), 2 * k, 0);
+        const __m512i h = move_bits(_mm512_loadu_si512(quants + 64 * q), j, 2);
+        return join_levels(lo, 0x03, _mm512_and_si512(h, _mm512_set1_epi8(0x04)));
+      }
       const uint8_t* run = quants + 1536 * n;
-      __m512i lo = _mm512_loadu_si512(run + 512 + 512 * (k % 2) + 64 * q);
-      if (k >= 2) lo = _mm512_srli_epi16(lo, 4);
+      const __m512i lo =
+          move_bits(_mm512_loadu_si512(run + 512 + 512 * (k % 2) + 64 * q), 4 * (k / 2), 0);
       const __m512i h = move_bits(_mm512_loadu_si512(run + 64 * q), 2 * k, 4);
       return join_levels(lo, 0x0F, _mm512_and_si512(h, _mm512_set1_epi8(0x30)));
     }
   };
   static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t g) {
-    constexpr auto kType = gguf::TensorType::Q6_K;
     const uint8_t* meta = tile + tile16_scales_at(kType, g);
     return {tile + tile16_quants_at(kType, g), meta, f16x16(meta)};
   }
 };
+using Tiles16Q3_K = Tiles16SplitK<gguf::TensorType::Q3_K>;
+using Tiles16Q6_K = Tiles16SplitK<gguf::TensorType::Q6_K>;
 
 // Block b = group block j against NR x rows: adds its terms to acc.
 template <class Tile, int NR>
