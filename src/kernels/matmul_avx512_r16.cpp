@@ -397,60 +397,47 @@ void rows16(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o
   }
 }
 
+// Calls fn.template operator()<Tile>() with the tile type of t (a type with 16-row tiles).
+template <class F>
+void with_tile_type(gguf::TensorType t, F&& fn) {
+  using TT = gguf::TensorType;
+  switch (t) {
+    case TT::Q8_0:
+      return fn.template operator()<Tiles16Q8_0>();
+    case TT::Q4_0:
+      return fn.template operator()<Tiles16Q4_0>();
+    case TT::IQ4_NL:
+      return fn.template operator()<Tiles16Pair<TT::IQ4_NL>>();
+    case TT::Q4_1:
+      return fn.template operator()<Tiles16Pair<TT::Q4_1>>();
+    case TT::Q5_0:
+      return fn.template operator()<Tiles16Pair<TT::Q5_0>>();
+    case TT::IQ4_XS:
+      return fn.template operator()<Tiles16IQ4_XS>();
+    case TT::Q2_K:
+      return fn.template operator()<Tiles16Q2_K>();
+    case TT::Q3_K:
+      return fn.template operator()<Tiles16Q3_K>();
+    case TT::Q4_K:
+      return fn.template operator()<Tiles16Q4_K>();
+    case TT::Q5_K:
+      return fn.template operator()<Tiles16Q5_K>();
+    default:
+      return fn.template operator()<Tiles16Q6_K>();
+  }
+}
+
 }  // namespace
 
 LaneForm tiles16_lane_form(gguf::TensorType t) {
-  switch (t) {
-    case gguf::TensorType::Q4_0:
-      return {Tiles16Q4_0::kBias, Tiles16Q4_0::kSplit, true};
-    case gguf::TensorType::IQ4_NL:
-      return {Tiles16Pair<gguf::TensorType::IQ4_NL>::kBias, false, true};
-    case gguf::TensorType::Q4_1:
-      return {Tiles16Pair<gguf::TensorType::Q4_1>::kBias, false, true};
-    case gguf::TensorType::Q5_0:
-      return {Tiles16Pair<gguf::TensorType::Q5_0>::kBias, false, true};
-    case gguf::TensorType::IQ4_XS:
-      return {Tiles16IQ4_XS::kBias, Tiles16IQ4_XS::kSplit, true};
-    case gguf::TensorType::Q3_K:
-      return {Tiles16Q3_K::kBias, Tiles16Q3_K::kSplit, true};
-    case gguf::TensorType::Q2_K:
-      return {Tiles16Q2_K::kBias, Tiles16Q2_K::kSplit, true};
-    case gguf::TensorType::Q8_0:
-      return {Tiles16Q8_0::kBias, Tiles16Q8_0::kSplit, true};
-    case gguf::TensorType::Q4_K:
-    case gguf::TensorType::Q5_K:
-      return {Tiles16Q4_K::kBias, Tiles16Q4_K::kSplit, true};
-    default:
-      return {Tiles16Q6_K::kBias, Tiles16Q6_K::kSplit, true};
-  }
+  LaneForm form;
+  with_tile_type(t, [&]<class Tile>() { form = {Tile::kBias, Tile::kSplit, true}; });
+  return form;
 }
 
 void quant_rows16_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
                          float* y) {
-  switch (w.type) {
-    case gguf::TensorType::Q8_0:
-      return rows16<Tiles16Q8_0>(w, x, o_begin, o_end, y);
-    case gguf::TensorType::Q4_K:
-      return rows16<Tiles16Q4_K>(w, x, o_begin, o_end, y);
-    case gguf::TensorType::Q5_K:
-      return rows16<Tiles16Q5_K>(w, x, o_begin, o_end, y);
-    case gguf::TensorType::Q4_0:
-      return rows16<Tiles16Q4_0>(w, x, o_begin, o_end, y);
-    case gguf::TensorType::IQ4_NL:
-      return rows16<Tiles16Pair<gguf::TensorType::IQ4_NL>>(w, x, o_begin, o_end, y);
-    case gguf::TensorType::Q4_1:
-      return rows16<Tiles16Pair<gguf::TensorType::Q4_1>>(w, x, o_begin, o_end, y);
-    case gguf::TensorType::Q5_0:
-      return rows16<Tiles16Pair<gguf::TensorType::Q5_0>>(w, x, o_begin, o_end, y);
-    case gguf::TensorType::IQ4_XS:
-      return rows16<Tiles16IQ4_XS>(w, x, o_begin, o_end, y);
-    case gguf::TensorType::Q3_K:
-      return rows16<Tiles16Q3_K>(w, x, o_begin, o_end, y);
-    case gguf::TensorType::Q2_K:
-      return rows16<Tiles16Q2_K>(w, x, o_begin, o_end, y);
-    default:
-      return rows16<Tiles16Q6_K>(w, x, o_begin, o_end, y);
-  }
+  with_tile_type(w.type, [&]<class Tile>() { rows16<Tile>(w, x, o_begin, o_end, y); });
 }
 
 }  // namespace baton::kernels
