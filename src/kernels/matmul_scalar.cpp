@@ -57,10 +57,11 @@ void lane_corrections_row(QuantizedX& q, int64_t r) {
   int32_t* out = q.corr.data() + r * q.nb * 8;
   for (int64_t b = 0; b < q.nb; ++b, qs += kQK, out += 8) {
     if (q.lanes.whole) {
-      int32_t half[2] = {0, 0};
-      for (int i = 0; i < kQK; ++i) half[i / 16] += int8_t(qs[i]);
-      out[0] = -q.lanes.bias * (q.lanes.split ? half[0] : half[0] + half[1]);
-      out[1] = q.lanes.split ? -q.lanes.bias * half[1] : 0;
+      int32_t lo = 0, hi = 0;  // two plain loops, so that the compiler vectorises them
+      for (int i = 0; i < 16; ++i) lo += int8_t(qs[i]);
+      for (int i = 16; i < kQK; ++i) hi += int8_t(qs[i]);
+      out[0] = -q.lanes.bias * (q.lanes.split ? lo : lo + hi);
+      out[1] = q.lanes.split ? -q.lanes.bias * hi : 0;
       continue;
     }
     for (int j = 0; j < 4; ++j) {
