@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "kernels/avx512_loaders.h"
@@ -230,6 +231,13 @@ BATON_AVX512 void quantize_x_row_avx512(const float* x, QuantizedX& q, int64_t r
   uint8_t* qs = q.qs.data() + r * q.nb * kQK;
   for (int64_t b = 0; b < q.nb; ++b, x += kQK, qs += kQK) {
     const __m512 a = _mm512_loadu_ps(x), c = _mm512_loadu_ps(x + 16);
+    const __m512 big = _mm512_set1_ps(std::numeric_limits<float>::max());
+    const __mmask16 finite = _mm512_cmp_ps_mask(_mm512_abs_ps(a), big, _CMP_LE_OQ) &
+                             _mm512_cmp_ps_mask(_mm512_abs_ps(c), big, _CMP_LE_OQ);
+    if (finite != 0xFFFF) {
+      non_finite_block(q, r, b);
+      continue;
+    }
     const __m512 m = _mm512_max_ps(_mm512_abs_ps(a), _mm512_abs_ps(c));
     alignas(64) float lanes[16];
     _mm512_store_ps(lanes, m);

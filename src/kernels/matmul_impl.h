@@ -51,9 +51,12 @@ struct QuantizedX {
 
 void resize_quantized_x(QuantizedX& q, int64_t n_x, int64_t nb, bool half_sums = false,
                         LaneForm lanes = {});
-// Quantizes row r of x into q (identical results at every level).
+// Quantizes row r of x into q (identical results at every level). A block holding NaN or Inf
+// gets quants 0 and d = s = NaN (non_finite_block), so every product over it is NaN, as float
+// arithmetic would make it, and no float is converted to an integer out of range.
 void quantize_x_row(const float* x, QuantizedX& q, int64_t r);
 void quantize_x_row_avx512(const float* x, QuantizedX& q, int64_t r);
+void non_finite_block(QuantizedX& q, int64_t r, int64_t b);
 // Fills s2 of row r from its quantized values (integer sums: the same at every level).
 void half_sums_row(QuantizedX& q, int64_t r);
 // Fills corr of row r (when q.lanes.bias != 0).

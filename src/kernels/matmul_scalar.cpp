@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "kernels/fp16.h"
 #include "kernels/matmul_impl.h"
@@ -23,11 +24,25 @@ void resize_quantized_x(QuantizedX& q, int64_t n_x, int64_t nb, bool half_sums, 
   q.s.resize(size_t(n_x * nb));
 }
 
+void non_finite_block(QuantizedX& q, int64_t r, int64_t b) {
+  std::memset(q.qs.data() + (r * q.nb + b) * kQK, 0, kQK);
+  q.d[size_t(r * q.nb + b)] = std::numeric_limits<float>::quiet_NaN();
+  q.s[size_t(r * q.nb + b)] = std::numeric_limits<float>::quiet_NaN();
+}
+
 void quantize_x_row(const float* x, QuantizedX& q, int64_t r) {
   uint8_t* qs = q.qs.data() + r * q.nb * kQK;
   for (int64_t b = 0; b < q.nb; ++b, x += kQK, qs += kQK) {
     float amax = 0;
-    for (int i = 0; i < kQK; ++i) amax = std::max(amax, std::fabs(x[i]));
+    bool finite = true;
+    for (int i = 0; i < kQK; ++i) {
+      amax = std::max(amax, std::fabs(x[i]));
+      finite = finite && std::fabs(x[i]) <= std::numeric_limits<float>::max();
+    }
+    if (!finite) {
+      non_finite_block(q, r, b);
+      continue;
+    }
     const float d = amax / 127.f;
     const float id = d != 0 ? 1.f / d : 0.f;
     int sum = 0;

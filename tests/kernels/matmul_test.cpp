@@ -4,11 +4,14 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "kernels/interleave.h"
 #include "kernels/levels.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/quantize.h"
@@ -169,6 +172,37 @@ TEST(Matmul, XQuantizationIsTheSameAtEveryLevel) {
   EXPECT_EQ(a.qs, b.qs);
   EXPECT_EQ(a.d, b.d);
   EXPECT_EQ(a.s, b.s);
+}
+
+// An activation block holding NaN or Inf (a model whose weights overflow) makes every output
+// that sums over it NaN at every level and layout, never an out-of-range conversion to an integer
+// (UBSan checks that in the sanitizer build), and leaves the other x rows untouched.
+TEST(Matmul, NonFiniteActivationsGiveNaN) {
+  std::vector<uint8_t> w(size_t(kernel_row_bytes(TensorType::Q8_0, 64)) * 16);
+  quantize_row(TensorType::Q8_0, random_values(16 * 64, 5).data(), w.data(), 16 * 64);
+  const MatrixView view{TensorType::Q8_0, w.data(), 16, 64, kernel_row_bytes(TensorType::Q8_0, 64)};
+  for (float bad :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    auto x = random_values(2 * 64, 6);
+    x[40] = bad;  // row 0, second block
+    std::vector<std::pair<SimdLevel, MatrixView>> runs;
+    for (auto level : available_levels()) runs.emplace_back(level, view);
+    std::vector<uint8_t> tiles;
+    if (detected_simd_level() == SimdLevel::Avx512) {
+      tiles.resize(interleaved_bytes(view));
+      runs.emplace_back(SimdLevel::Avx512, interleave_rows(view, tiles.data(), nullptr));
+    }
+    for (const auto& [level, v] : runs) {
+      std::vector<float> y(2 * 16);
+      matmul_at(level, v, x.data(), 2, y.data(), nullptr);
+      const std::string what =
+          std::string(simd_level_label(level)) + " interleave " + std::to_string(v.interleave);
+      for (int o = 0; o < 16; ++o) {
+        EXPECT_TRUE(std::isnan(y[size_t(o)])) << what << " row " << o;
+        EXPECT_TRUE(std::isfinite(y[size_t(16 + o)])) << what << " row " << o;
+      }
+    }
+  }
 }
 
 TEST(Matmul, ProcessLevelAndName) {
