@@ -48,31 +48,19 @@ BATON_AVX512_INLINE __m512i gather16(const uint8_t* const p[4], int64_t offset) 
   return _mm512_inserti64x4(_mm512_castsi256_si512(a), c, 1);
 }
 
-// Lanes 4i..4i+3 all take lane `from` + i of v (one value per row of a 4-row tile).
-BATON_AVX512_INLINE __m512i spread4_index(int from) {
-  return _mm512_add_epi32(_mm512_set1_epi32(from),
-                          _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3));
-}
-BATON_AVX512_INLINE __m512 spread4_at(__m512 v, int from) {
-  return _mm512_permutexvar_ps(spread4_index(from), v);
-}
-// The same in lane 4i only, zero elsewhere (offsets, which one lane per row carries).
-BATON_AVX512_INLINE __m512 spread4_first_at(__m512 v, int from) {
-  return _mm512_maskz_permutexvar_ps(0x1111, spread4_index(from), v);
+// Lanes 4i..4i+3 all take lane i (one value per row of a 4-row tile).
+BATON_AVX512_INLINE __m512i spread4_index() {
+  return _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
 }
 
 // [v0 v0 v0 v0 v1 v1 v1 v1 ...]
 BATON_AVX512_INLINE __m512 spread4(__m128 v) {
-  return spread4_at(_mm512_castps128_ps512(v), 0);
+  return _mm512_permutexvar_ps(spread4_index(), _mm512_castps128_ps512(v));
 }
 
+// The same in lane 4i only, zero elsewhere (offsets, which one lane per row carries).
 BATON_AVX512_INLINE __m512 spread4_first(__m128 v) {
-  return spread4_first_at(_mm512_castps128_ps512(v), 0);
-}
-
-// 4 f16 values at p as floats, repeated in each 128-bit lane (per-row scales of a tile).
-BATON_AVX512_INLINE __m512 f16x4_lanes(const uint16_t* p) {
-  return _mm512_broadcast_f32x4(_mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  return _mm512_maskz_permutexvar_ps(0x1111, spread4_index(), _mm512_castps128_ps512(v));
 }
 
 BATON_AVX512_INLINE __m128 f16x4(const uint8_t* const p[4], int64_t offset) {

@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "kernels/avx512_loaders.h"
+#include "kernels/avx512_loaders_extra.h"
 #include "kernels/interleave.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/quantize.h"
@@ -89,12 +90,6 @@ struct Tiles16Q8_0 {
   }
 };
 
-// kIQ4NLValues + 128 (as unsigned bytes) in every 128-bit lane, for vpshufb.
-BATON_AVX512_INLINE __m512i iq4_table() {
-  const __m128i values = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues));
-  return _mm512_broadcast_i32x4(_mm_xor_si128(values, _mm_set1_epi8(char(0x80))));
-}
-
 // Q4_0 and IQ4_XS blocks: 4 quads of 64 B whose low nibbles are quads 0..3 and high nibbles
 // quads 4..7.
 BATON_AVX512_INLINE __m512i nibble_quad(const uint8_t* quants, int q) {
@@ -116,23 +111,23 @@ struct Tiles16Pair {
   static constexpr int kPrefetchLines = 0;
   struct Group {
     const uint8_t* quants;
-    const uint8_t* d;      // 16 f16; Q4_1's m 64 B further
-    const uint8_t* fifth;  // Q5_0
+    const uint8_t* d;      // 16 f16
+    const uint8_t* extra;  // Q4_1's 16 f16 m, Q5_0's fifth bits
     BATON_AVX512_INLINE void scales(int, Scales& s) const {
       s.lo = f16x16(d);
-      if constexpr (kMin) s.off = f16x16(d + 64);
+      if constexpr (kMin) s.off = f16x16(extra);
     }
     BATON_AVX512_INLINE __m512i quad(int, int q) const {
       const __m512i nibbles = nibble_quad(quants, q);
-      if constexpr (kTable) return _mm512_shuffle_epi8(iq4_table(), nibbles);
+      if constexpr (kTable) return _mm512_shuffle_epi8(avx512::iq4_table(), nibbles);
       if constexpr (!kFifth) return nibbles;
-      const __m512i h = move_bits(_mm512_loadu_si512(fifth), q, 4);
+      const __m512i h = move_bits(_mm512_loadu_si512(extra), q, 4);
       return join_levels(nibbles, 0x0F, _mm512_and_si512(h, _mm512_set1_epi8(0x10)));
     }
   };
   static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t b) {
     return {tile + tile16_quants_at(T, b), tile + tile16_scales_at(T, b),
-            tile + tile16_group_at(T, b) + 64 + 64 * (b % 2)};
+            tile + tile16_extra_at(T, b)};
   }
 };
 using Tiles16Q4_0 = Tiles16Pair<gguf::TensorType::Q4_0>;
@@ -158,7 +153,7 @@ struct Tiles16IQ4_XS {
   };
   static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t g) {
     const uint8_t* meta = tile + tile16_scales_at(kType, g);
-    return {tile + tile16_quants_at(kType, g), meta, f16x16(meta), iq4_table()};
+    return {tile + tile16_quants_at(kType, g), meta, f16x16(meta), avx512::iq4_table()};
   }
 };
 

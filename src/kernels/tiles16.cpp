@@ -54,10 +54,11 @@ void pair_row(bool to_tile, uint8_t* tile, int64_t b, int r, Block& blk) {
   uint8_t* d = tile + tile16_scales_at(kType, b) + 2 * r;
   move_bytes(to_tile, d, reinterpret_cast<uint8_t*>(&blk.d), 2);
   if constexpr (kType == gguf::TensorType::Q4_1) {
-    move_bytes(to_tile, d + 64, reinterpret_cast<uint8_t*>(&blk.m), 2);
+    move_bytes(to_tile, tile + tile16_extra_at(kType, b) + 2 * r,
+               reinterpret_cast<uint8_t*>(&blk.m), 2);
   }
   if constexpr (kType == gguf::TensorType::Q5_0) {
-    uint8_t* fifth = tile + tile16_group_at(kType, b) + 64 + 64 * (b % 2) + 4 * r;
+    uint8_t* fifth = tile + tile16_extra_at(kType, b) + 4 * r;
     uint32_t bits;
     uint8_t bytes[4] = {0, 0, 0, 0};
     if (to_tile) {

@@ -122,6 +122,12 @@ constexpr int64_t tile16_scales_at(gguf::TensorType t, int64_t b) {
   return s.bytes * (b / s.blocks) + 32 * (b % s.blocks);
 }
 
+// Where block b of a Q4_1 or Q5_0 pair has its second scale field: Q4_1's m (16 f16 after the
+// pair's d), Q5_0's fifth bits (64 B each, after the pair's d).
+constexpr int64_t tile16_extra_at(gguf::TensorType t, int64_t b) {
+  return tile16_group_at(t, b) + 64 + (t == gguf::TensorType::Q5_0 ? 64 : 32) * (b % 2);
+}
+
 // Bytes of a tile whose rows have nb blocks (super-blocks for the K types and IQ4_XS).
 constexpr int64_t tile16_bytes(gguf::TensorType t, int64_t nb) {
   const Tile16Shape s = tile16_shape(t);
