@@ -84,6 +84,9 @@ void quant_rows_avx2(const MatrixView& w, const QuantizedX& x, int64_t o_begin, 
                      float* y);
 void quant_rows_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
                        float* y);
+// The 32 levels of block b of a row of quantized type t (not Q8_0) as the AVX2 kernel decodes
+// them in place: unpack_row's q values, bit for bit (kernel tests check it). Needs AVX2.
+void avx2_block_levels(gguf::TensorType t, const uint8_t* row, int64_t b, int8_t* out);
 // quant_rows_avx512 for weights in the 16-row tile layout.
 void quant_rows16_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
                          float* y);
