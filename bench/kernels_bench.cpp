@@ -1,16 +1,21 @@
-// Kernel microbenchmark: machine ceilings, q8_0 matrix-vector bandwidth and GEMM throughput.
+// Kernel microbenchmark: machine ceilings, and per weight type matrix-vector bandwidth and GEMM
+// throughput.
 //   kernels_bench [threads=2] [level=scalar|avx2|avx512]
 // Matrix-vector runs cycle over enough matrices to leave the last-level cache, like decode
-// over a real model does.
+// over a real model does. At the avx512 level the weights are rewritten into the 16-row tiles,
+// as the engine does at load (KB_PLAIN=1 keeps the file's layout); KB_TYPES=name,name picks
+// types (e.g. KB_TYPES=q4_K,q6_K).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "kernels/interleave.h"
 #include "kernels/machine_peak.h"
 #include "kernels/matmul.h"
 #include "kernels/quantize.h"
@@ -46,23 +51,6 @@ std::vector<uint8_t> random_matrix(TensorType t, int64_t rows, int64_t cols, uin
   return out;
 }
 
-const char* short_name(TensorType t) {
-  switch (t) {
-    case TensorType::Q8_0:
-      return "q8_0";
-    case TensorType::Q4_0:
-      return "q4_0";
-    case TensorType::Q4_K:
-      return "q4_K";
-    case TensorType::Q6_K:
-      return "q6_K";
-    case TensorType::F16:
-      return "f16";
-    default:
-      return "f32";
-  }
-}
-
 void bench_type(TensorType t, SimdLevel level, ThreadPool& pool, double bw, double peak,
                 double peak_cpu) {
   const int64_t rows = 2048, cols = 8192;
@@ -73,6 +61,15 @@ void bench_type(TensorType t, SimdLevel level, ThreadPool& pool, double bw, doub
   std::vector<std::vector<uint8_t>> mats;
   // Copies of one matrix: quantizing 600 MB of K-quants would take minutes.
   mats.push_back(random_matrix(t, rows, cols, 1));
+  MatrixView first{t, mats[0].data(), rows, cols, bytes / rows};
+  const bool tiles =
+      level == SimdLevel::Avx512 && interleavable(first) && std::getenv("KB_PLAIN") == nullptr;
+  if (tiles) {
+    std::vector<uint8_t> tiled(interleaved_bytes(first));
+    first = interleave_rows(first, tiled.data(), &pool);
+    mats[0] = std::move(tiled);
+    first.data = mats[0].data();
+  }
   for (int i = 1; i < n_mats; ++i) mats.push_back(mats[0]);
   std::vector<float> x(size_t(512 * cols));
   std::mt19937 rng(7);
@@ -80,7 +77,9 @@ void bench_type(TensorType t, SimdLevel level, ThreadPool& pool, double bw, doub
   for (auto& v : x) v = dist(rng);
   std::vector<float> y(size_t(512 * rows));
   auto view = [&](int i) {
-    return MatrixView{t, mats[size_t(i)].data(), rows, cols, bytes / rows};
+    MatrixView v = first;
+    v.data = mats[size_t(i)].data();
+    return v;
   };
 
   // Matrix-vector.
@@ -102,10 +101,11 @@ void bench_type(TensorType t, SimdLevel level, ThreadPool& pool, double bw, doub
   const double gops = 2.0 * double(rows) * cols * 512 / mm_s / 1e9;
   const double gops_cpu = 2.0 * double(rows) * cols * 512 / mm_cpu / 1e9;
   std::printf(
-      "%-5s 2048x8192  matvec %7.3f ms %6.2f GB/s (%.2f of read bw)   gemm n_x=512 %8.2f ms %7.1f "
+      "%-6s %s 2048x8192  matvec %7.3f ms %6.2f GB/s (%.2f of read bw)   gemm n_x=512 %8.2f ms "
+      "%7.1f "
       "GOPS (%.2f of int8 peak; per CPU-second %.1f GOPS, %.2f of peak)\n",
-      short_name(t), mv_s * 1e3, mv_gbs, mv_gbs / bw, mm_s * 1e3, gops, gops / peak, gops_cpu,
-      gops_cpu / peak_cpu);
+      std::string(baton::gguf::type_name(t)).c_str(), tiles ? "tiles" : "file ", mv_s * 1e3, mv_gbs,
+      mv_gbs / bw, mm_s * 1e3, gops, gops / peak, gops_cpu, gops_cpu / peak_cpu);
 }
 
 }  // namespace
@@ -135,11 +135,23 @@ int main(int argc, char** argv) {
     std::printf("parallel_for round trip: %.2f us\n", (now_s() - t0) / calls * 1e6);
   }
   const char* only = std::getenv("KB_TYPES");
-  for (TensorType t : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q6_K,
-                       TensorType::F16, TensorType::F32}) {
-    if (only != nullptr &&
-        std::string(only).find(std::to_string(int(t)) + ",") == std::string::npos)
+  for (TensorType t :
+       {TensorType::Q8_0, TensorType::Q6_K, TensorType::Q5_K, TensorType::Q5_0, TensorType::Q4_K,
+        TensorType::Q4_1, TensorType::Q4_0, TensorType::IQ4_XS, TensorType::IQ4_NL,
+        TensorType::Q3_K, TensorType::Q2_K, TensorType::F16, TensorType::F32}) {
+    const std::string name(baton::gguf::type_name(t));
+    std::string wanted = ",";
+    if (only != nullptr) wanted += only;
+    wanted += ",";
+    if (only != nullptr && wanted.find("," + name + ",") == std::string::npos) continue;
+    float probe[256] = {};
+    std::vector<uint8_t> probe_out(kernel_row_bytes(t, 256));
+    try {
+      quantize_row(t, probe, probe_out.data(), 256);
+    } catch (const std::invalid_argument&) {
+      std::printf("%-6s skipped: no quantizer for this type\n", name.c_str());
       continue;
+    }
     bench_type(t, level, pool, bw, peak, peak_cpu);
   }
   return 0;
