@@ -309,6 +309,32 @@ TEST(Synth, Q3KMMixesQ4KQ5KAndQ6KWhereDownloadsDo) {
   EXPECT_NE(msg.find("--type q3_k_m"), std::string::npos) << msg;
 }
 
+// The mixes give every tensor the type llama.cpp's llama-quantize gave it in the mixed files
+// of ../shared/models/quants (a 4-layer llama of the same shape).
+TEST(Synth, MixesMatchLlamaCppFiles) {
+  for (Mix mix : {Mix::kQ3_K_M, Mix::kQ4_K_M, Mix::kQ5_K_M}) {
+    const std::string name(mix_name(mix));
+    BATON_REQUIRE_SHARED(path, "models/quants/synth-" + name + ".gguf");
+    const auto theirs = GgufFile::open(path.string());
+    SynthSpec s = tiny("llama", mix_base_type(mix));
+    s.mix = mix;
+    s.embd = 256;
+    s.layers = 4;
+    s.heads = 4;
+    s.kv_heads = 2;
+    s.ff = 768;
+    const auto ours = build(s, "mix.gguf");
+    int matrices = 0;
+    for (const auto& t : theirs->tensors()) {
+      const gguf::TensorInfo* mine = ours->find_tensor(t.name);
+      ASSERT_NE(mine, nullptr) << name << " " << t.name;
+      EXPECT_EQ(mine->type, t.type) << name << " " << t.name;
+      matrices += t.dims.size() == 2;
+    }
+    EXPECT_EQ(matrices, 2 + 4 * 7) << name;
+  }
+}
+
 TEST(Synth, ParseSynthTypeTakesTypesAndMixes) {
   SynthSpec s;
   parse_synth_type("IQ4_XS", s);
