@@ -20,13 +20,7 @@ struct SynthArgs {
 
 void run_synth(const SynthArgs& a) {
   synth::SynthSpec spec = a.spec;
-  spec.q4_k_m = a.type == "q4_k_m" || a.type == "Q4_K_M";
-  auto t = gguf::parse_type(spec.q4_k_m ? "q4_k" : a.type);
-  if (!t || !synth::synth_type_supported(*t)) {
-    throw synth::SynthError("--type " + a.type +
-                            ": expected f32, f16, q8_0, q4_0, q4_k, q6_k or q4_k_m");
-  }
-  spec.type = *t;
+  synth::parse_synth_type(a.type, spec);
   if (spec.vocab_from.empty() == !a.byte_vocab) {
     throw synth::SynthError(
         "gguf synth: give exactly one of --vocab-from FILE.gguf (copy a real tokenizer) or "
@@ -48,8 +42,10 @@ void register_synth(CLI::App& gguf) {
   cmd->add_option("--ff", s.ff, "feed-forward length")->capture_default_str();
   cmd->add_option("--ctx", s.ctx, "context length")->capture_default_str();
   cmd->add_option("--type", args->type,
-                  "f32|f16|q8_0|q4_0|q4_k|q6_k, or q4_k_m (Q4_K with Q6_K for the output and "
-                  "some attn_v / ffn_down matrices, as downloads mix them)")
+                  "f32|f16|q8_0|q4_0|q4_1|q5_0|iq4_nl|q2_k|q3_k|q4_k|q5_k|q6_k|iq4_xs for "
+                  "every matrix, or a mix as downloads have them: q4_k_m / q5_k_m (Q4_K / Q5_K "
+                  "with Q6_K for the output and some attn_v / ffn_down matrices), q3_k_m (Q3_K "
+                  "with Q4_K / Q5_K for attn_v, attn_output and ffn_down, Q6_K for the output)")
       ->capture_default_str();
   cmd->add_option("--vocab-from", s.vocab_from, "copy tokenizer.* keys from this GGUF");
   cmd->add_flag("--byte-vocab", args->byte_vocab, "built-in byte-level SentencePiece vocab");

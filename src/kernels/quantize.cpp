@@ -9,6 +9,7 @@
 #include "kernels/blocks.h"
 #include "kernels/fp16.h"
 #include "kernels/quant_extra.h"
+#include "kernels/quantize_extra.h"
 #include "kernels/quantize_k.h"
 
 namespace baton::kernels {
@@ -150,8 +151,9 @@ void quantize_row(TensorType t, const float* src, void* dst, int64_t n) {
     case TensorType::Q6_K:
       quantize_q6_k(src, static_cast<BlockQ6_K*>(dst), nb);
       break;
-    default:  // readable, but baton writes none of these
-      throw std::invalid_argument("kernels: no quantizer for " + type_label(t));
+    default:  // kernel_row_bytes threw for anything else
+      quantize_extra(t, src, dst, n);
+      break;
   }
 }
 

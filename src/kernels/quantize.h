@@ -1,8 +1,10 @@
 #pragma once
 // Row conversions between f32 and every tensor type the kernels support:
-// F32 F16 BF16 Q8_0 Q5_0 Q4_0 Q4_1 IQ4_NL Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS. Dequantization
-// matches ggml's reference bit for bit; quantization (F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K only)
-// rounds to nearest (Q8_0, Q4_0) or searches scales per sub-block (Q4_K, Q6_K).
+// F32 F16 BF16 Q8_0 Q5_0 Q4_0 Q4_1 IQ4_NL Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS, in both directions.
+// Dequantization matches ggml's reference bit for bit. Quantization rounds each level to
+// nearest against a scale that is either the block's extreme over the widest level (Q8_0, Q4_0,
+// Q6_K) or searched per (sub-)block among a few candidates refitted by least squares (Q4_1
+// Q5_0 IQ4_NL Q2_K Q3_K Q4_K Q5_K IQ4_XS: see quantize_search.h); no importance matrix.
 #include <cstddef>
 #include <cstdint>
 
@@ -11,7 +13,9 @@
 namespace baton::kernels {
 
 // n must be a multiple of the type's block size; throws std::invalid_argument otherwise or for
-// an unsupported type (quantize_row also for a type it has no quantizer for).
+// an unsupported type. Finite inputs of any magnitude quantize without undefined behaviour;
+// magnitudes beyond what the f16 scales reach saturate (about 65504 times the widest level)
+// or flush to zero (below about 6e-8 times it).
 void quantize_row(gguf::TensorType t, const float* src, void* dst, int64_t n);
 void dequantize_row(gguf::TensorType t, const void* src, float* dst, int64_t n);
 

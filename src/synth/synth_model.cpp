@@ -16,40 +16,89 @@ namespace {
 
 using gguf::TensorType;
 
-// llama.cpp's llama_ftype for a model whose matrices are all of type t.
-uint32_t file_type(TensorType t) {
+// llama.cpp's llama_ftype (general.file_type) for a model whose matrices are all of type t,
+// or for a mix.
+uint32_t file_type(TensorType t, Mix mix) {
+  switch (mix) {
+    case Mix::kQ3_K_M:
+      return 12;
+    case Mix::kQ4_K_M:
+      return 15;
+    case Mix::kQ5_K_M:
+      return 17;
+    case Mix::kNone:
+      break;
+  }
   switch (t) {
-    case TensorType::F32:
-      return 0;
     case TensorType::F16:
       return 1;
     case TensorType::Q4_0:
       return 2;
+    case TensorType::Q4_1:
+      return 3;
     case TensorType::Q8_0:
       return 7;
+    case TensorType::Q5_0:
+      return 8;
+    case TensorType::Q2_K:
+      return 10;
+    case TensorType::Q3_K:
+      return 11;  // Q3_K_S: every matrix q3_K
     case TensorType::Q4_K:
-      return 14;  // Q4_K_S: every matrix q4_K (15, Q4_K_M, is set for the mix)
+      return 14;  // Q4_K_S
+    case TensorType::Q5_K:
+      return 16;  // Q5_K_S
     case TensorType::Q6_K:
       return 18;
+    case TensorType::IQ4_NL:
+      return 25;
+    case TensorType::IQ4_XS:
+      return 30;
     default:
-      return 0;
+      return 0;  // F32
   }
 }
 
-// The Q4_K_M mix as the common quantizer makes it: Q4_K everywhere except the output matrix
-// and, in the first and last eighth of the layers and every third one between, the attention
-// value and feed-forward down matrices, which get Q6_K (they hurt most when quantized coarsely).
+// The matrices whose type a mix may raise above its base type.
+enum class Role { kOther, kOutput, kAttnV, kAttnOutput, kFfnDown };
+
+// Layers where Q4_K_M and Q5_K_M give attn_v and ffn_down Q6_K: the first and last eighth of
+// the layers and every third one between.
 bool more_bits_layer(int64_t layer, int64_t n_layers) {
   return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
+}
+
+// The type of a matrix under the mixes, as llama.cpp's quantizer assigns them for a dense
+// llama-style model (no experts, not 70B-sized, not Falcon):
+//   all mixes: output.weight Q6_K; token_embd.weight keeps the base type (even when tied to the
+//     output, where llama.cpp would give it the output's Q6_K: synth keeps the simpler rule).
+//   Q4_K_M (base Q4_K), Q5_K_M (base Q5_K): attn_v and ffn_down Q6_K in more_bits_layer.
+//   Q3_K_M (base Q3_K): attn_v Q5_K in layers 0 and 1 and Q4_K elsewhere; attn_output Q4_K;
+//     ffn_down Q5_K in the first sixteenth of the layers and Q4_K elsewhere.
+TensorType mix_type(const SynthSpec& s, Role role, int64_t layer) {
+  if (s.mix == Mix::kNone || role == Role::kOther) return s.type;
+  if (role == Role::kOutput) return TensorType::Q6_K;
+  if (s.mix == Mix::kQ3_K_M) {
+    switch (role) {
+      case Role::kAttnV:
+        return layer < 2 ? TensorType::Q5_K : TensorType::Q4_K;
+      case Role::kFfnDown:
+        return layer < s.layers / 16 ? TensorType::Q5_K : TensorType::Q4_K;
+      default:  // kAttnOutput
+        return TensorType::Q4_K;
+    }
+  }
+  const bool raised = role != Role::kAttnOutput && more_bits_layer(layer, s.layers);
+  return raised ? TensorType::Q6_K : s.type;
 }
 
 struct Planner {
   const SynthSpec& s;
   std::vector<TensorPlan> out;
 
-  // more_bits: a matrix the Q4_K_M mix stores in Q6_K.
-  void matrix(const std::string& name, uint64_t in, uint64_t outs, bool more_bits = false) {
-    const TensorType t = s.q4_k_m && more_bits ? TensorType::Q6_K : s.type;
+  void matrix(const std::string& name, uint64_t in, uint64_t outs, Role role = Role::kOther,
+              int64_t layer = 0) {
+    const TensorType t = mix_type(s, role, layer);
     out.push_back({name, t, {in, outs}, 0.0f, 1.0f / std::sqrt(static_cast<float>(in))});
   }
   void norm(const std::string& name, uint64_t n) {
@@ -66,13 +115,13 @@ std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool ti
   const uint64_t q = s.heads * hd, kv = s.kv_heads * hd, ff = s.ff;
   p.matrix("token_embd.weight", embd, vocab);
   p.norm("output_norm.weight", embd);
-  if (!tied) p.matrix("output.weight", embd, vocab, true);
+  if (!tied) p.matrix("output.weight", embd, vocab, Role::kOutput);
   for (int64_t l = 0; l < s.layers; ++l) {
     auto n = [l](const char* suffix) { return fmt::format("blk.{}.{}", l, suffix); };
     p.norm(n("attn_norm.weight"), embd);
     p.matrix(n("attn_q.weight"), embd, q);
     p.matrix(n("attn_k.weight"), embd, kv);
-    p.matrix(n("attn_v.weight"), embd, kv, more_bits_layer(l, s.layers));
+    p.matrix(n("attn_v.weight"), embd, kv, Role::kAttnV, l);
     if (s.arch == "qwen2") {
       p.bias(n("attn_q.bias"), q);
       p.bias(n("attn_k.bias"), kv);
@@ -82,11 +131,11 @@ std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool ti
       p.norm(n("attn_q_norm.weight"), hd);
       p.norm(n("attn_k_norm.weight"), hd);
     }
-    p.matrix(n("attn_output.weight"), q, embd);
+    p.matrix(n("attn_output.weight"), q, embd, Role::kAttnOutput, l);
     p.norm(n("ffn_norm.weight"), embd);
     p.matrix(n("ffn_gate.weight"), embd, ff);
     p.matrix(n("ffn_up.weight"), embd, ff);
-    p.matrix(n("ffn_down.weight"), ff, embd, more_bits_layer(l, s.layers));
+    p.matrix(n("ffn_down.weight"), ff, embd, Role::kFfnDown, l);
   }
   return std::move(p.out);
 }
@@ -105,7 +154,7 @@ void write_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
   w.set_f32(a + ".attention.layer_norm_rms_epsilon", qwen ? 1e-6f : 1e-5f);
   w.set_f32(a + ".rope.freq_base", qwen ? 1000000.0f : 10000.0f);
   w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.embd / s.heads));
-  w.set_u32("general.file_type", s.q4_k_m ? 15 : file_type(s.type));
+  w.set_u32("general.file_type", file_type(s.type, s.mix));
   if (gguf::traits(s.type).block_elems > 1) w.set_u32("general.quantization_version", 2);
 }
 
@@ -160,7 +209,8 @@ void write_synthetic_model(const SynthSpec& s, const std::string& out_path) {
       "params, {:.1f} MB); weights are RANDOM (seed {}), not a trained model: its output is "
       "gibberish",
       out_path, s.arch, s.embd, s.layers, s.heads, s.kv_heads, s.ff, vocab,
-      s.q4_k_m ? "q4_K_M" : gguf::type_name(s.type), params / 1e6, bytes / 1e6, s.seed);
+      s.mix != Mix::kNone ? mix_name(s.mix) : gguf::type_name(s.type), params / 1e6, bytes / 1e6,
+      s.seed);
 }
 
 }  // namespace baton::synth

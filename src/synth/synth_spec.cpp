@@ -1,14 +1,98 @@
-// Validation of a SynthSpec: every message names the flag and says how to fix it.
+// Parsing of `--type` and validation of a SynthSpec: every message names the flag and says how
+// to fix it.
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <iterator>
 
 #include "synth/synth_model.h"
 
 namespace baton::synth {
 
-bool synth_type_supported(gguf::TensorType t) {
-  using gguf::TensorType;
-  return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::Q8_0 ||
-         t == TensorType::Q4_0 || t == TensorType::Q4_K || t == TensorType::Q6_K;
+namespace {
+
+using gguf::TensorType;
+
+// The types `--type` accepts, in the order the help lists them.
+constexpr TensorType kSynthTypes[] = {
+    TensorType::F32,  TensorType::F16,    TensorType::Q8_0,   TensorType::Q4_0, TensorType::Q4_1,
+    TensorType::Q5_0, TensorType::IQ4_NL, TensorType::Q2_K,   TensorType::Q3_K, TensorType::Q4_K,
+    TensorType::Q5_K, TensorType::Q6_K,   TensorType::IQ4_XS,
+};
+constexpr Mix kMixes[] = {Mix::kQ3_K_M, Mix::kQ4_K_M, Mix::kQ5_K_M};
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+bool synth_type_supported(TensorType t) {
+  return std::find(std::begin(kSynthTypes), std::end(kSynthTypes), t) != std::end(kSynthTypes);
+}
+
+std::string_view mix_name(Mix m) {
+  switch (m) {
+    case Mix::kQ3_K_M:
+      return "Q3_K_M";
+    case Mix::kQ4_K_M:
+      return "Q4_K_M";
+    case Mix::kQ5_K_M:
+      return "Q5_K_M";
+    default:
+      return "";
+  }
+}
+
+TensorType mix_base_type(Mix m) {
+  switch (m) {
+    case Mix::kQ3_K_M:
+      return TensorType::Q3_K;
+    case Mix::kQ4_K_M:
+      return TensorType::Q4_K;
+    case Mix::kQ5_K_M:
+      return TensorType::Q5_K;
+    default:
+      return TensorType::F32;
+  }
+}
+
+std::string synth_type_list() {
+  std::string out;
+  for (TensorType t : kSynthTypes) out += lower(gguf::type_name(t)) + ", ";
+  out += lower(mix_name(kMixes[0])) + ", " + lower(mix_name(kMixes[1])) + " or " +
+         lower(mix_name(kMixes[2]));
+  return out;
+}
+
+void parse_synth_type(std::string_view name, SynthSpec& spec) {
+  for (Mix m : kMixes) {
+    if (iequals(name, mix_name(m))) {
+      spec.mix = m;
+      spec.type = mix_base_type(m);
+      return;
+    }
+  }
+  const auto t = gguf::parse_type(name);
+  if (!t || !synth_type_supported(*t)) {
+    throw SynthError(fmt::format("--type {}: expected {}", name, synth_type_list()));
+  }
+  spec.mix = Mix::kNone;
+  spec.type = *t;
 }
 
 namespace {
@@ -61,11 +145,13 @@ void validate(const SynthSpec& s) {
                     s.heads, s.kv_heads));
   }
   if (!synth_type_supported(s.type)) {
-    throw SynthError(fmt::format("--type {}: expected f32, f16, q8_0, q4_0, q4_k or q6_k",
-                                 gguf::type_name(s.type)));
+    throw SynthError(
+        fmt::format("--type {}: expected {}", gguf::type_name(s.type), synth_type_list()));
   }
-  if (s.q4_k_m && s.type != gguf::TensorType::Q4_K) {
-    throw SynthError("the Q4_K_M mix is made of q4_K and q6_K matrices: use --type q4_k_m");
+  if (s.mix != Mix::kNone && s.type != mix_base_type(s.mix)) {
+    throw SynthError(fmt::format("the {} mix has base type {}, not {}: use --type {}",
+                                 mix_name(s.mix), gguf::type_name(mix_base_type(s.mix)),
+                                 gguf::type_name(s.type), lower(mix_name(s.mix))));
   }
   check_block("--embd", s.embd, s.type);
   check_block("--ff", s.ff, s.type);

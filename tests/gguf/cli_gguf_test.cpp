@@ -1,7 +1,9 @@
 // `baton gguf info` and `baton gguf synth`, run as the real binary.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "gguf/gguf_file.h"
 #include "support/run_baton.h"
@@ -34,6 +36,22 @@ TEST(CliGguf, SynthThenInfo) {
   }
 }
 
+// The types added with their quantizers, and a mix, through the command line.
+TEST(CliGguf, SynthWritesNewTypesAndMixes) {
+  BATON_REQUIRE_BINARY();
+  const std::pair<const char*, const char*> cases[] = {
+      {"iq4_xs", "iq4_xs"}, {"Q2_K", "q2_K"}, {"q5_0", "q5_0"}, {"q3_k_m", "q5_K"}};
+  for (auto [flag, attn_v] : cases) {
+    auto out = testing::scratch_dir() / "t.gguf";
+    auto r = run_baton("gguf synth '" + out.string() +
+                       "' --embd 256 --layers 2 --heads 4 --kv-heads 4 --ff 256 --type " + flag +
+                       " --byte-vocab");
+    ASSERT_EQ(r.status, 0) << flag << "\n" << r.output;
+    auto f = GgufFile::open(out.string());
+    EXPECT_EQ(type_name(f->find_tensor("blk.0.attn_v.weight")->type), attn_v) << flag;
+  }
+}
+
 TEST(CliGguf, InfoOnStories260K) {
   BATON_REQUIRE_BINARY();
   BATON_REQUIRE_SHARED(path, "models/stories260K.gguf");
@@ -61,9 +79,14 @@ TEST(CliGguf, SynthFlagErrors) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.output.find("--embd 64"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("multiple of 256"), std::string::npos) << r.output;
-  r = run_baton("gguf synth '" + out + "' --type q3_k --byte-vocab");
+  r = run_baton("gguf synth '" + out + "' --type q5_1 --byte-vocab");
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.output.find("--type q3_k"), std::string::npos) << r.output;
+  // One line naming the value and every accepted one.
+  EXPECT_NE(r.output.find("--type q5_1: expected f32, f16, q8_0, q4_0, q4_1, q5_0, iq4_nl, q2_k, "
+                          "q3_k, q4_k, q5_k, q6_k, iq4_xs, q3_k_m, q4_k_m or q5_k_m\n"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
   r = run_baton("gguf synth '" + out + "'");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.output.find("--byte-vocab"), std::string::npos) << r.output;

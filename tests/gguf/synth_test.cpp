@@ -178,8 +178,9 @@ TEST(Synth, WeightScaleFollowsFanIn) {
 }
 
 TEST(Synth, QuantizedTypesOpenAndDecode) {
-  for (TensorType t :
-       {TensorType::F16, TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q6_K}) {
+  for (TensorType t : {TensorType::F16, TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1,
+                       TensorType::Q5_0, TensorType::IQ4_NL, TensorType::Q2_K, TensorType::Q3_K,
+                       TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::IQ4_XS}) {
     SCOPED_TRACE(std::string(gguf::type_name(t)));
     SynthSpec s = tiny("qwen3", t);
     s.embd = 256;
@@ -200,33 +201,167 @@ TEST(Synth, QuantizedTypesOpenAndDecode) {
   }
 }
 
+// general.file_type is llama.cpp's llama_ftype for the type or mix (the _S variant for a
+// K-quant written alone).
+TEST(Synth, FileTypeNamesTheTypeOrMix) {
+  const std::pair<TensorType, int> plain[] = {
+      {TensorType::F32, 0},    {TensorType::F16, 1},   {TensorType::Q4_0, 2},
+      {TensorType::Q4_1, 3},   {TensorType::Q8_0, 7},  {TensorType::Q5_0, 8},
+      {TensorType::Q2_K, 10},  {TensorType::Q3_K, 11}, {TensorType::Q4_K, 14},
+      {TensorType::Q5_K, 16},  {TensorType::Q6_K, 18}, {TensorType::IQ4_NL, 25},
+      {TensorType::IQ4_XS, 30}};
+  for (auto [t, ftype] : plain) {
+    SynthSpec s = tiny("qwen3", t);
+    s.embd = 256;
+    s.ff = 256;
+    s.layers = 1;
+    EXPECT_EQ(build(s, "ft.gguf")->get_int("general.file_type"), ftype) << gguf::type_name(t);
+  }
+  for (auto [mix, ftype] : {std::pair{Mix::kQ3_K_M, 12}, {Mix::kQ4_K_M, 15}, {Mix::kQ5_K_M, 17}}) {
+    SynthSpec s = tiny("qwen3", mix_base_type(mix));
+    s.mix = mix;
+    s.embd = 256;
+    s.ff = 256;
+    s.layers = 1;
+    EXPECT_EQ(build(s, "ft.gguf")->get_int("general.file_type"), ftype) << mix_name(mix);
+  }
+}
+
 std::string spec_error_of(const SynthSpec& s);
 
-// --type q4_k_m: Q4_K except the output matrix and, in the first and last eighth of the layers
-// and every third layer between, attn_v and ffn_down, in Q6_K (file type 15, Q4_K_M).
-TEST(Synth, Q4KMMixesQ6KWhereDownloadsDo) {
-  SynthSpec s = tiny("llama", TensorType::Q4_K);
-  s.q4_k_m = true;
+// The type of every matrix of a 16-layer llama model written with `mix`, by layer.
+struct MixLayout {
+  TensorType output = TensorType::F32, token_embd = TensorType::F32;
+  std::vector<TensorType> q, k, v, o, gate, up, down;
+};
+
+MixLayout layout_of(Mix mix, const std::string& file) {
+  SynthSpec s = tiny("llama", mix_base_type(mix));
+  s.mix = mix;
   s.embd = 256;
   s.ff = 512;
   s.layers = 16;
-  auto f = build(s, "q4km.gguf");
-  EXPECT_EQ(f->find_tensor("output.weight")->type, TensorType::Q6_K);
-  EXPECT_EQ(f->find_tensor("token_embd.weight")->type, TensorType::Q4_K);
-  std::vector<int> more_bits;
+  auto f = build(s, file);
+  MixLayout m;
+  m.output = f->find_tensor("output.weight")->type;
+  m.token_embd = f->find_tensor("token_embd.weight")->type;
   for (int l = 0; l < 16; ++l) {
-    const auto name = [l](const char* t) { return "blk." + std::to_string(l) + "." + t; };
-    const auto v = f->find_tensor(name("attn_v.weight"))->type;
-    EXPECT_EQ(f->find_tensor(name("ffn_down.weight"))->type, v) << l;
-    EXPECT_EQ(f->find_tensor(name("attn_q.weight"))->type, TensorType::Q4_K) << l;
-    EXPECT_EQ(f->find_tensor(name("ffn_up.weight"))->type, TensorType::Q4_K) << l;
-    if (v == TensorType::Q6_K) more_bits.push_back(l);
+    const auto type = [&](const char* t) {
+      return f->find_tensor("blk." + std::to_string(l) + "." + t)->type;
+    };
+    m.q.push_back(type("attn_q.weight"));
+    m.k.push_back(type("attn_k.weight"));
+    m.v.push_back(type("attn_v.weight"));
+    m.o.push_back(type("attn_output.weight"));
+    m.gate.push_back(type("ffn_gate.weight"));
+    m.up.push_back(type("ffn_up.weight"));
+    m.down.push_back(type("ffn_down.weight"));
   }
-  EXPECT_EQ(more_bits, (std::vector<int>{0, 1, 4, 7, 10, 13, 14, 15}));
-  EXPECT_EQ(f->get_int("general.file_type"), 15);
+  return m;
+}
+
+// Layer l's entry is `more` for the listed layers and `base` for the others.
+std::vector<TensorType> by_layer(TensorType base, TensorType more, std::vector<int> layers) {
+  std::vector<TensorType> out(16, base);
+  for (int l : layers) out[size_t(l)] = more;
+  return out;
+}
+
+// Q4_K_M and Q5_K_M: the base type except the output matrix and, in the first and last eighth
+// of the layers and every third layer between, attn_v and ffn_down, in Q6_K.
+TEST(Synth, Q4KMAndQ5KMMixQ6KWhereDownloadsDo) {
+  for (Mix mix : {Mix::kQ4_K_M, Mix::kQ5_K_M}) {
+    SCOPED_TRACE(std::string(mix_name(mix)));
+    const TensorType base = mix_base_type(mix);
+    const auto m = layout_of(mix, "km.gguf");
+    EXPECT_EQ(m.output, TensorType::Q6_K);
+    EXPECT_EQ(m.token_embd, base);
+    const auto raised = by_layer(base, TensorType::Q6_K, {0, 1, 4, 7, 10, 13, 14, 15});
+    EXPECT_EQ(m.v, raised);
+    EXPECT_EQ(m.down, raised);
+    for (const auto* plain : {&m.q, &m.k, &m.o, &m.gate, &m.up}) {
+      EXPECT_EQ(*plain, std::vector<TensorType>(16, base));
+    }
+  }
   SynthSpec wrong = tiny("llama", TensorType::Q8_0);
-  wrong.q4_k_m = true;
+  wrong.mix = Mix::kQ4_K_M;
   EXPECT_NE(spec_error_of(wrong).find("--type q4_k_m"), std::string::npos);
+}
+
+// Q3_K_M: Q3_K except attn_v (Q5_K in layers 0 and 1, Q4_K after), attn_output (Q4_K),
+// ffn_down (Q5_K in the first sixteenth of the layers, Q4_K after) and the output (Q6_K).
+TEST(Synth, Q3KMMixesQ4KQ5KAndQ6KWhereDownloadsDo) {
+  const auto m = layout_of(Mix::kQ3_K_M, "q3km.gguf");
+  EXPECT_EQ(m.output, TensorType::Q6_K);
+  EXPECT_EQ(m.token_embd, TensorType::Q3_K);
+  EXPECT_EQ(m.v, by_layer(TensorType::Q4_K, TensorType::Q5_K, {0, 1}));
+  EXPECT_EQ(m.down, by_layer(TensorType::Q4_K, TensorType::Q5_K, {0}));
+  EXPECT_EQ(m.o, std::vector<TensorType>(16, TensorType::Q4_K));
+  for (const auto* plain : {&m.q, &m.k, &m.gate, &m.up}) {
+    EXPECT_EQ(*plain, std::vector<TensorType>(16, TensorType::Q3_K));
+  }
+  SynthSpec wrong = tiny("llama", TensorType::Q4_K);
+  wrong.embd = 256;
+  wrong.ff = 256;
+  wrong.mix = Mix::kQ3_K_M;
+  const std::string msg = spec_error_of(wrong);
+  EXPECT_NE(msg.find("Q3_K_M mix has base type q3_K"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--type q3_k_m"), std::string::npos) << msg;
+}
+
+// The mixes give every tensor the type llama.cpp's llama-quantize gave it in the mixed files
+// of ../shared/models/quants (a 4-layer llama of the same shape).
+TEST(Synth, MixesMatchLlamaCppFiles) {
+  for (Mix mix : {Mix::kQ3_K_M, Mix::kQ4_K_M, Mix::kQ5_K_M}) {
+    const std::string name(mix_name(mix));
+    BATON_REQUIRE_SHARED(path, "models/quants/synth-" + name + ".gguf");
+    const auto theirs = GgufFile::open(path.string());
+    SynthSpec s = tiny("llama", mix_base_type(mix));
+    s.mix = mix;
+    s.embd = 256;
+    s.layers = 4;
+    s.heads = 4;
+    s.kv_heads = 2;
+    s.ff = 768;
+    const auto ours = build(s, "mix.gguf");
+    int matrices = 0;
+    for (const auto& t : theirs->tensors()) {
+      const gguf::TensorInfo* mine = ours->find_tensor(t.name);
+      ASSERT_NE(mine, nullptr) << name << " " << t.name;
+      EXPECT_EQ(mine->type, t.type) << name << " " << t.name;
+      matrices += t.dims.size() == 2;
+    }
+    EXPECT_EQ(matrices, 2 + 4 * 7) << name;
+  }
+}
+
+TEST(Synth, ParseSynthTypeTakesTypesAndMixes) {
+  SynthSpec s;
+  parse_synth_type("IQ4_XS", s);
+  EXPECT_EQ(s.type, TensorType::IQ4_XS);
+  EXPECT_EQ(s.mix, Mix::kNone);
+  parse_synth_type("q5_k_m", s);
+  EXPECT_EQ(s.type, TensorType::Q5_K);
+  EXPECT_EQ(s.mix, Mix::kQ5_K_M);
+  parse_synth_type("Q3_K_M", s);
+  EXPECT_EQ(s.type, TensorType::Q3_K);
+  EXPECT_EQ(s.mix, Mix::kQ3_K_M);
+  parse_synth_type("q2_k", s);
+  EXPECT_EQ(s.type, TensorType::Q2_K);
+  EXPECT_EQ(s.mix, Mix::kNone);
+  for (const char* bad : {"q5_1", "q8_k", "q4_k_s", "bogus", ""}) {
+    try {
+      parse_synth_type(bad, s);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const SynthError& e) {
+      const std::string msg = e.what();
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+      EXPECT_EQ(msg, "--type " + std::string(bad) + ": expected " + synth_type_list());
+    }
+  }
+  EXPECT_EQ(synth_type_list(),
+            "f32, f16, q8_0, q4_0, q4_1, q5_0, iq4_nl, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs, "
+            "q3_k_m, q4_k_m or q5_k_m");
 }
 
 std::string spec_error(const SynthSpec& s) {
@@ -258,8 +393,8 @@ TEST(Synth, FlagErrorsNameTheFlagAndTheFix) {
   s = tiny("llama");
   s.layers = 0;
   EXPECT_NE(spec_error(s).find("--layers 0"), std::string::npos);
-  s = tiny("llama", TensorType::Q5_K);
-  EXPECT_NE(spec_error(s).find("--type q5_K"), std::string::npos);
+  s = tiny("llama", TensorType::Q5_1);
+  EXPECT_NE(spec_error(s).find("--type q5_1: expected f32"), std::string::npos) << spec_error(s);
   EXPECT_EQ(spec_error(tiny("qwen3")), "");
   EXPECT_THROW(write_synthetic_model(tiny("llama", TensorType::Q4_K), "unused.gguf"), SynthError);
 }

@@ -1,4 +1,4 @@
-// get_row on one hand-built block of each type baton reads but does not write; the expected
+// get_row on one hand-built block of each of Q4_1 Q5_0 IQ4_NL Q2_K Q3_K Q5_K IQ4_XS; the expected
 // values are worked out by hand from the GGUF layouts (comments show the arithmetic).
 #include <gtest/gtest.h>
 

@@ -96,7 +96,7 @@ TEST(Quantize, RejectsBadLengthsAndTypes) {
   EXPECT_THROW(quantize_row(TensorType::Q8_0, x.data(), buf.data(), 33), std::invalid_argument);
   EXPECT_THROW(quantize_row(TensorType::Q4_K, x.data(), buf.data(), 64), std::invalid_argument);
   EXPECT_THROW(dequantize_row(TensorType::Q5_1, buf.data(), x.data(), 32), std::invalid_argument);
-  EXPECT_THROW(quantize_row(TensorType::Q5_0, x.data(), buf.data(), 32), std::invalid_argument);
+  EXPECT_THROW(quantize_row(TensorType::Q5_1, x.data(), buf.data(), 32), std::invalid_argument);
   EXPECT_THROW(kernel_row_bytes(TensorType::Q8_K, 256), std::invalid_argument);
   EXPECT_EQ(kernel_row_bytes(TensorType::Q8_0, 64), 68u);
   EXPECT_EQ(kernel_row_bytes(TensorType::Q6_K, 512), 420u);

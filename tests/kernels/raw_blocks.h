@@ -1,6 +1,6 @@
 #pragma once
-// Random raw blocks of any quantized type, for kernel tests of the types baton reads but does
-// not write (and of any type, where a test wants bytes no quantizer would produce).
+// Random raw blocks of any quantized type, for kernel tests that want bytes no quantizer would
+// produce (extreme scales, every bit pattern).
 #include <cstdint>
 #include <cstring>
 #include <random>

@@ -1,8 +1,10 @@
-// Kernels against tensors of real GGUF files (../shared/models) and the gguf module's tables.
+// Kernels against tensors of real GGUF files (../shared/models) and the gguf module's tables, and
+// baton's quantizers against llama.cpp's on the same weights.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gguf/gguf_file.h"
@@ -80,6 +82,57 @@ TEST(RealModel, Stories260kF32Tensors) {
 TEST(RealModel, TinyRandomLlamaF16Tensors) {
   BATON_REQUIRE_SHARED(path, "models/llama-2-tiny-random.gguf");
   check_model(path);
+}
+
+double relative_rms(const float* x, const float* y, int64_t n) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    num += (double(x[i]) - y[i]) * (double(x[i]) - y[i]);
+    den += double(x[i]) * x[i];
+  }
+  return std::sqrt(num / den);
+}
+
+// Relative RMS error of quantizing the n floats of x to type t and reading them back.
+double quantized_error(TensorType t, const float* x, int64_t n) {
+  std::vector<uint8_t> q(kernel_row_bytes(t, n));
+  std::vector<float> y(static_cast<size_t>(n));
+  quantize_row(t, x, q.data(), n);
+  dequantize_row(t, q.data(), y.data(), n);
+  return relative_rms(x, y.data(), n);
+}
+
+// baton's quantizers against llama.cpp's (llama-quantize without an importance matrix) on the
+// same float weights: every tensor llama.cpp wrote in one of the types Q4_1 Q5_0 IQ4_NL Q2_K
+// Q3_K Q5_K IQ4_XS, quantized by baton from the F32 file, errs (relative RMS) at most 5 % more
+// than llama.cpp's. Measured ratios: q4_1 0.90, q5_0 0.94, iq4_nl 0.97, q2_K 0.91, q3_K 0.95,
+// q5_K 1.00, iq4_xs 0.97 (llama.cpp weighs its fits by |x|, baton fits plain squared error).
+TEST(RealModel, QuantizersMatchLlamaCppOnItsFiles) {
+  BATON_REQUIRE_SHARED(f32_path, "models/quants/synth-F32.gguf");
+  const auto f32 = gguf::GgufFile::open(f32_path.string());
+  int checked = 0;
+  for (const char* file : {"Q4_1", "Q5_0", "IQ4_NL", "Q2_K", "Q3_K_M", "Q5_K_S", "IQ4_XS"}) {
+    BATON_REQUIRE_SHARED(path, std::string("models/quants/synth-") + file + ".gguf");
+    const auto theirs = gguf::GgufFile::open(path.string());
+    for (const auto& t : theirs->tensors()) {
+      const TensorType type = t.type;
+      if (t.dims.size() != 2 || type == TensorType::F32 || type == TensorType::Q8_0 ||
+          type == TensorType::Q4_K || type == TensorType::Q6_K) {
+        continue;
+      }
+      const auto* src = f32->find_tensor(t.name);
+      ASSERT_NE(src, nullptr) << t.name;
+      const int64_t n = int64_t(t.n_elements);
+      const auto* x = reinterpret_cast<const float*>(f32->tensor_data(*src));
+      std::vector<float> y(static_cast<size_t>(n));
+      dequantize_row(type, theirs->tensor_data(t), y.data(), n);
+      const double ref = relative_rms(x, y.data(), n);
+      EXPECT_LE(quantized_error(type, x, n), 1.05 * ref)
+          << file << " " << t.name << " " << gguf::type_name(type);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 29 * 5 + 17 + 12 + 17 + 2);
 }
 
 }  // namespace

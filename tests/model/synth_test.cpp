@@ -8,6 +8,7 @@
 
 #include "engine/generate.h"
 #include "engine/llama_engine.h"
+#include "gguf/gguf_file.h"
 #include "invariance.h"
 #include "kernels/simd.h"
 #include "kernels/tiles16.h"
@@ -17,12 +18,16 @@
 namespace baton {
 namespace {
 
-// Writes each synthetic model once per test process.
-std::string synth_model(const std::string& arch, gguf::TensorType type) {
+// Writes each synthetic model once per test process. Every one holds the same random weights
+// (the seed is fixed), quantized to `type` or to the types of `mix`.
+std::string synth_model(const std::string& arch, gguf::TensorType type,
+                        synth::Mix mix = synth::Mix::kNone) {
   static std::mutex mu;
   static std::map<std::string, std::string> made;
   std::lock_guard lock(mu);
-  const std::string key = arch + "-" + std::string(gguf::type_name(type));
+  const std::string key =
+      arch + "-" +
+      std::string(mix == synth::Mix::kNone ? gguf::type_name(type) : synth::mix_name(mix));
   if (auto it = made.find(key); it != made.end()) return it->second;
   auto dir = std::filesystem::temp_directory_path() / "baton-tests" / "model-synth";
   std::filesystem::create_directories(dir);
@@ -35,6 +40,7 @@ std::string synth_model(const std::string& arch, gguf::TensorType type) {
   spec.ff = 512;
   spec.ctx = 1024;
   spec.type = type;
+  spec.mix = mix;
   spec.seed = 7;
   spec.threads = 2;
   const auto path = (dir / (key + ".gguf")).string();
@@ -218,6 +224,80 @@ TEST(SynthModel, BadBatchesThrowClearErrors) {
   expect_error({1, 0, {eng->info().n_vocab}, {0}, true}, "out of range");
   expect_error({1, 40, {1}, {0, 1}, true}, "block_table");
   EXPECT_THROW(eng->copy_block(0, 9, 1), std::runtime_error);
+}
+
+double cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ab += double(a[i]) * b[i];
+    aa += double(a[i]) * a[i];
+    bb += double(b[i]) * b[i];
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
+std::vector<float> first_logits(const std::string& path) {
+  engine::EngineOptions opts;
+  opts.threads = 2;
+  auto eng = engine::load_llama_engine(path, opts);
+  engine::GenerateOptions g;
+  g.max_tokens = 0;
+  return engine::generate(*eng, some_prompt(20, eng->info().n_vocab), g).first_logits;
+}
+
+// Every type and mix `baton gguf synth --type` writes with the quantizers added for it loads
+// and runs. The files hold the F32 model's weights quantized, so their logits follow the F32
+// model's, closer the more bits the type has (measured cosines in the comments; a weight
+// written wrongly gives an unrelated model, cosine near 0).
+TEST(SynthModel, EveryWrittenTypeAndMixRuns) {
+  using gguf::TensorType;
+  using synth::Mix;
+  struct Case {
+    TensorType type;
+    Mix mix;
+    double min_cosine;
+  };
+  const Case cases[] = {
+      // Cosines measured: 0.970 0.994 0.977 0.694 0.864 0.990 0.979, mixes 0.907 0.974 0.991.
+      {TensorType::Q4_1, Mix::kNone, 0.94},   {TensorType::Q5_0, Mix::kNone, 0.98},
+      {TensorType::IQ4_NL, Mix::kNone, 0.95}, {TensorType::Q2_K, Mix::kNone, 0.6},
+      {TensorType::Q3_K, Mix::kNone, 0.8},    {TensorType::Q5_K, Mix::kNone, 0.98},
+      {TensorType::IQ4_XS, Mix::kNone, 0.95}, {TensorType::Q3_K, Mix::kQ3_K_M, 0.85},
+      {TensorType::Q4_K, Mix::kQ4_K_M, 0.94}, {TensorType::Q5_K, Mix::kQ5_K_M, 0.98},
+  };
+  const auto ref = first_logits(synth_model("llama", TensorType::F32));
+  for (const auto& c : cases) {
+    const auto path = synth_model("llama", c.type, c.mix);
+    const std::string what = path.substr(path.rfind('/') + 1);
+    auto f = gguf::GgufFile::open(path);
+    EXPECT_EQ(f->find_tensor("blk.0.attn_q.weight")->type, c.type) << what;
+    EXPECT_EQ(f->find_tensor("blk.1.ffn_up.weight")->type, c.type) << what;
+    // With 2 layers: Q3_K_M raises attn_v of both layers to Q5_K and ffn_down to Q4_K; Q4_K_M and
+    // Q5_K_M raise attn_v and ffn_down of layer 1 (the last eighth) to Q6_K.
+    const auto v0 = f->find_tensor("blk.0.attn_v.weight")->type;
+    const auto down1 = f->find_tensor("blk.1.ffn_down.weight")->type;
+    switch (c.mix) {
+      case Mix::kNone:
+        EXPECT_EQ(f->find_tensor("output.weight")->type, c.type) << what;
+        EXPECT_EQ(v0, c.type) << what;
+        break;
+      case Mix::kQ3_K_M:
+        EXPECT_EQ(f->find_tensor("output.weight")->type, TensorType::Q6_K) << what;
+        EXPECT_EQ(v0, TensorType::Q5_K) << what;
+        EXPECT_EQ(down1, TensorType::Q4_K) << what;
+        break;
+      default:
+        EXPECT_EQ(f->find_tensor("output.weight")->type, TensorType::Q6_K) << what;
+        EXPECT_EQ(v0, c.type) << what;
+        EXPECT_EQ(down1, TensorType::Q6_K) << what;
+        break;
+    }
+    const auto logits = first_logits(path);
+    ASSERT_EQ(logits.size(), ref.size()) << what;
+    for (float v : logits) ASSERT_TRUE(std::isfinite(v)) << what;
+    const double cos = cosine(ref, logits);
+    EXPECT_GE(cos, c.min_cosine) << what;
+  }
 }
 
 TEST(SynthModel, FingerprintDependsOnWeightsAndKvLayout) {
