@@ -35,7 +35,7 @@ ThreadPool::ThreadPool(int n_threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
+    stop_.store(true);
     generation_.fetch_add(1);
   }
   wake_.notify_all();
@@ -70,12 +70,11 @@ void ThreadPool::worker_main(int index) {
       gen = generation_.load();
     }
     seen = gen;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (stop_) return;
-    }
+    if (stop_.load(std::memory_order_acquire)) return;
     run_chunk(index);
-    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // Sequentially consistent with the caller's caller_sleeping_ store and pending_ load: either
+    // the caller sees pending_ reach 0 before it sleeps, or this sees it sleeping and wakes it.
+    if (pending_.fetch_sub(1) == 1 && caller_sleeping_.load()) {
       std::lock_guard<std::mutex> lock(mutex_);
       done_cv_.notify_one();
     }
@@ -106,12 +105,15 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   for (int i = 0; i < kSpinPolls && pending_.load(std::memory_order_acquire) != 0; ++i) {
     cpu_relax(i);
   }
-  {
+  if (pending_.load(std::memory_order_acquire) != 0) {
     std::unique_lock<std::mutex> lock(mutex_);
-    done_cv_.wait(lock, [&] { return pending_.load(std::memory_order_acquire) == 0; });
-    fn_ = nullptr;
-    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    caller_sleeping_.store(true);
+    done_cv_.wait(lock, [&] { return pending_.load() == 0; });
+    caller_sleeping_.store(false);
   }
+  // Every worker is done with this job: error_ was written before its pending_ decrement.
+  fn_ = nullptr;
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
 void ThreadPool::parallel_for_dynamic(int64_t n, int64_t grain,

@@ -44,7 +44,10 @@ class ThreadPool {
   std::condition_variable done_cv_;
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_{0};
-  bool stop_ = false;
+  std::atomic<bool> stop_{false};
+  // Set while the caller sleeps on done_cv_: only then does the last worker take mutex_ to wake
+  // it (a caller that finds the work done while spinning never meets a worker in the lock).
+  std::atomic<bool> caller_sleeping_{false};
   // The job of the current generation.
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0;

@@ -115,5 +115,28 @@ TEST(ThreadPool, ManyShortCalls) {
   EXPECT_EQ(total.load(), 12000);
 }
 
+// Workers that finish long after the caller's own chunk: the caller stops spinning and sleeps,
+// and the last worker must wake it (never a lost wake-up: the test would hang). Chunk lengths
+// vary so the last decrement lands before, during and after the caller goes to sleep; a worker
+// that throws must still reach the sleeping caller with its error.
+TEST(ThreadPool, CallerSleepsUntilTheLastWorkerWakesIt) {
+  ThreadPool pool(3);
+  for (int round = 0; round < 40; ++round) {
+    std::atomic<int64_t> done{0};
+    const auto pause = std::chrono::microseconds(50 * (round % 8) * (round % 8));
+    auto job = [&](int64_t b, int64_t e) {
+      if (b > 0) std::this_thread::sleep_for(pause * b);
+      done += e - b;
+      if (round % 10 == 9 && b == 2) throw std::runtime_error("late");
+    };
+    if (round % 10 == 9) {
+      EXPECT_THROW(pool.parallel_for(3, job), std::runtime_error);
+    } else {
+      pool.parallel_for(3, job);
+    }
+    ASSERT_EQ(done.load(), 3) << "round " << round;
+  }
+}
+
 }  // namespace
 }  // namespace baton::kernels
