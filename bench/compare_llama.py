@@ -4,9 +4,11 @@
     bench/compare_llama.py MODEL.gguf --llama-bench PATH/llama-bench [-t 2] [-p 512] [-n 64]
                            [--rounds 3] [--baton build/baton]
 
-Each round runs llama-bench once (its own prefill and decode tests) and then `baton bench
-engine` once, back to back, so both see the same machine; the table reports the medians over the
-rounds and baton/llama.cpp ratios, plus baton's read bandwidth probe of the same rounds (decode
+Each round runs llama-bench (its prefill test, then its decode test at a depth of the prompt's
+length, so both engines decode over the same context, and from an empty context, llama-bench's
+usual figure) and then `baton bench engine` once, back
+to back, so both see the same machine; the table reports the medians over the
+rounds and baton/llama.cpp ratios (of the medians, and the median of the rounds' own ratios), plus baton's read bandwidth probe of the same rounds (decode
 as a share of it, for both engines). Machines shared with other work swing by a third between
 minutes: compare only figures of one invocation.
 """
@@ -28,11 +30,15 @@ def run_json(cmd):
 
 
 def llama_round(a):
-    rows = run_json([a.llama_bench, "-m", a.model, "-t", str(a.threads), "-p", str(a.prompt),
-                     "-n", str(a.gen), "-r", "1", "-o", "json"])
+    # baton's decode steps follow its prefill (context P..P+N); llama-bench's tg test starts at
+    # an empty context unless given a depth. It runs at both: -d P reads the same KV as baton,
+    # -d 0 is llama-bench's usual figure (attention over nothing: in baton's disfavour).
+    common = [a.llama_bench, "-m", a.model, "-t", str(a.threads), "-r", "1", "-o", "json"]
+    rows = run_json(common + ["-p", str(a.prompt), "-n", "0"])
     pre = next(r["avg_ts"] for r in rows if r["n_prompt"] > 0 and r["n_gen"] == 0)
-    dec = next(r["avg_ts"] for r in rows if r["n_gen"] > 0 and r["n_prompt"] == 0)
-    return pre, dec
+    rows = run_json(common + ["-p", "0", "-n", str(a.gen), "-d", f"0,{a.prompt}"])
+    dec = {r.get("n_depth", 0): r["avg_ts"] for r in rows if r["n_gen"] > 0}
+    return pre, dec[a.prompt], dec[0]
 
 
 def baton_round(a):
@@ -55,30 +61,38 @@ def main():
     a = ap.parse_args()
     if a.rounds < 1 or a.prompt < 1 or a.gen < 1 or a.threads < 1:
         sys.exit("compare_llama: --rounds, -p, -n and -t must be >= 1")
-    lp, ld, bp, bd, bw = [], [], [], [], []
+    lp, ld, ld0, bp, bd, bw = [], [], [], [], [], []
     bytes_per_token = 0.0
     for i in range(a.rounds):
-        p, d = llama_round(a)
+        p, d, d0 = llama_round(a)
         lp.append(p)
         ld.append(d)
+        ld0.append(d0)
         p2, d2, g, bytes_per_token = baton_round(a)
         bp.append(p2)
         bd.append(d2)
         bw.append(g)
-        print(f"round {i + 1}: llama.cpp pp {p:.1f} tg {d:.2f} | baton pp {p2:.1f} tg {d2:.2f} "
-              f"| read bandwidth {g:.1f} GB/s", file=sys.stderr)
+        print(f"round {i + 1}: llama.cpp pp {p:.1f} tg {d:.2f} (empty context {d0:.2f}) | baton "
+              f"pp {p2:.1f} tg {d2:.2f} | read bandwidth {g:.1f} GB/s", file=sys.stderr)
     med = statistics.median
     gbs = med(bw)
 
     def share(tok_s):
         return 100.0 * tok_s * bytes_per_token / (gbs * 1e9)
 
+    def row(name, ours, theirs, fmt, what):
+        # Ratio of the medians, and the median of each round's ratio (the two engines ran back to
+        # back in a round, so that one discounts the machine's swings between rounds).
+        paired = med([o / t for o, t in zip(ours, theirs)])
+        print(f"{name:10} {med(theirs):12{fmt}} {med(ours):12{fmt}} {med(ours) / med(theirs):7.2f}x"
+              f" {paired:7.2f}x   {what}")
+
     print(f"model      {a.model} ({a.threads} threads, medians of {a.rounds} rounds)")
-    print(f"{'':10} {'llama.cpp':>12} {'baton':>12} {'ratio':>8}")
-    print(f"{'prefill':10} {med(lp):12.1f} {med(bp):12.1f} {med(bp) / med(lp):7.2f}x"
-          f"   tok/s, {a.prompt}-token prompt")
-    print(f"{'decode':10} {med(ld):12.2f} {med(bd):12.2f} {med(bd) / med(ld):7.2f}x"
-          f"   tok/s, {a.gen} tokens")
+    print(f"{'':10} {'llama.cpp':>12} {'baton':>12} {'ratio':>8} {'paired':>8}")
+    row("prefill", bp, lp, ".1f", f"tok/s, {a.prompt}-token prompt")
+    row("decode", bd, ld, ".2f", f"tok/s, {a.gen} tokens after the prompt")
+    row("decode@0", bd, ld0, ".2f",
+        "tok/s, llama.cpp from an empty context (baton still after the prompt)")
     print(f"{'bandwidth':10} {share(med(ld)):11.1f}% {share(med(bd)):11.1f}%"
           f"   of {gbs:.1f} GB/s read (measured by baton in the same rounds)")
 
