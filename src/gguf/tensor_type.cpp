@@ -3,6 +3,8 @@
 #include <array>
 #include <cctype>
 
+#include "util/ascii.h"
+
 namespace baton::gguf {
 namespace {
 
@@ -32,16 +34,6 @@ constexpr std::array<Row, 17> kTypes = {{
     {30, {"bf16", 1, 2, true}},
 }};
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::optional<TypeTraits> type_traits(uint32_t raw_type) {
@@ -63,7 +55,7 @@ std::string_view type_name(TensorType t) {
 
 std::optional<TensorType> parse_type(std::string_view name) {
   for (const auto& r : kTypes) {
-    if (iequals(r.traits.name, name)) return static_cast<TensorType>(r.id);
+    if (util::iequals(r.traits.name, name)) return static_cast<TensorType>(r.id);
   }
   return std::nullopt;
 }

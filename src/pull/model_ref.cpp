@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pull/pull.h"
+#include "util/ascii.h"
 
 namespace baton::pull {
 namespace {
@@ -26,11 +27,6 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
     }
   }
   return out;
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 // Hub names are letters, digits, '-', '_' and '.', so a repo can never name a path outside.
@@ -106,8 +102,8 @@ UrlParts parse_url(const std::string& url) {
     throw PullError(fmt::format("'{}' is not a valid URL; {}", url, kForms));
   }
   UrlParts p;
-  p.scheme = lower(h.get(CURLUPART_SCHEME));
-  p.host = lower(h.get(CURLUPART_HOST));
+  p.scheme = util::ascii_lower(h.get(CURLUPART_SCHEME));
+  p.host = util::ascii_lower(h.get(CURLUPART_HOST));
   p.port = h.get(CURLUPART_PORT, CURLU_DEFAULT_PORT);
   p.path = h.get(CURLUPART_PATH, CURLU_URLDECODE);
   if ((p.scheme != "http" && p.scheme != "https") || p.host.empty()) {

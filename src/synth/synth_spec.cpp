@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "synth/synth_model.h"
+#include "util/ascii.h"
 
 namespace baton::synth {
 
@@ -21,23 +22,6 @@ constexpr TensorType kSynthTypes[] = {
     TensorType::Q5_K, TensorType::Q6_K,   TensorType::IQ4_XS,
 };
 constexpr Mix kMixes[] = {Mix::kQ3_K_M, Mix::kQ4_K_M, Mix::kQ5_K_M};
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 }  // namespace
 
@@ -73,15 +57,15 @@ TensorType mix_base_type(Mix m) {
 
 std::string synth_type_list() {
   std::string out;
-  for (TensorType t : kSynthTypes) out += lower(gguf::type_name(t)) + ", ";
-  out += lower(mix_name(kMixes[0])) + ", " + lower(mix_name(kMixes[1])) + " or " +
-         lower(mix_name(kMixes[2]));
+  for (TensorType t : kSynthTypes) out += util::ascii_lower(gguf::type_name(t)) + ", ";
+  out += util::ascii_lower(mix_name(kMixes[0])) + ", " + util::ascii_lower(mix_name(kMixes[1])) +
+         " or " + util::ascii_lower(mix_name(kMixes[2]));
   return out;
 }
 
 void parse_synth_type(std::string_view name, SynthSpec& spec) {
   for (Mix m : kMixes) {
-    if (iequals(name, mix_name(m))) {
+    if (util::iequals(name, mix_name(m))) {
       spec.mix = m;
       spec.type = mix_base_type(m);
       return;
@@ -151,7 +135,7 @@ void validate(const SynthSpec& s) {
   if (s.mix != Mix::kNone && s.type != mix_base_type(s.mix)) {
     throw SynthError(fmt::format("the {} mix has base type {}, not {}: use --type {}",
                                  mix_name(s.mix), gguf::type_name(mix_base_type(s.mix)),
-                                 gguf::type_name(s.type), lower(mix_name(s.mix))));
+                                 gguf::type_name(s.type), util::ascii_lower(mix_name(s.mix))));
   }
   check_block("--embd", s.embd, s.type);
   check_block("--ff", s.ff, s.type);

@@ -10,12 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "kernels/levels.h"
 #include "kernels/quantize.h"
 
 namespace baton::kernels {
 namespace {
 
 using gguf::TensorType;
+using testing::round_trip;
 
 // How a type spends its bits, for the error bound. Round to nearest with step D leaves an
 // error spread evenly over [-D/2, D/2], RMS D / sqrt(12). The step follows from the level count
@@ -53,14 +55,6 @@ const TypeSpec kSpecs[] = {
 
 std::string name(TensorType t) {
   return std::string(gguf::type_name(t));
-}
-
-std::vector<float> round_trip(TensorType t, const std::vector<float>& x) {
-  std::vector<uint8_t> q(kernel_row_bytes(t, int64_t(x.size())));
-  quantize_row(t, x.data(), q.data(), int64_t(x.size()));
-  std::vector<float> y(x.size());
-  dequantize_row(t, q.data(), y.data(), int64_t(x.size()));
-  return y;
 }
 
 double rms(const std::vector<float>& a, const std::vector<float>& b) {

@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "kernels/fp16.h"
+#include "kernels/levels.h"
 
 namespace baton::kernels {
 namespace {
 
 using gguf::TensorType;
+using testing::round_trip;
 
 std::vector<float> random_values(int64_t n, uint32_t seed, float scale = 1.0f) {
   std::mt19937 rng(seed);
@@ -21,14 +23,6 @@ std::vector<float> random_values(int64_t n, uint32_t seed, float scale = 1.0f) {
   std::vector<float> v(static_cast<size_t>(n));
   for (auto& x : v) x = dist(rng);
   return v;
-}
-
-std::vector<float> round_trip(TensorType t, const std::vector<float>& x) {
-  std::vector<uint8_t> q(kernel_row_bytes(t, int64_t(x.size())));
-  quantize_row(t, x.data(), q.data(), int64_t(x.size()));
-  std::vector<float> y(x.size());
-  dequantize_row(t, q.data(), y.data(), int64_t(x.size()));
-  return y;
 }
 
 double relative_rms_error(const std::vector<float>& x, const std::vector<float>& y) {
