@@ -1,7 +1,6 @@
 #include "gguf/tensor_type.h"
 
 #include <array>
-#include <cctype>
 
 #include "util/ascii.h"
 

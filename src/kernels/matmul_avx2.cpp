@@ -136,7 +136,7 @@ BATON_AVX2 void store_block_levels(const uint8_t* row, int64_t b, int8_t* out) {
 // false), once per row.
 template <gguf::TensorType T>
 struct InPlaceSource {
-  static constexpr bool kHalfOffset = T == gguf::TensorType::Q2_K;
+  static constexpr bool kHalfOffset = has_half_offsets(T);
   static constexpr bool kOffset =
       T == gguf::TensorType::Q4_K || T == gguf::TensorType::Q4_1 || T == gguf::TensorType::Q5_K;
   const uint8_t* row;

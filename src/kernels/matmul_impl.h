@@ -98,7 +98,7 @@ void float_rows_avx512(const MatrixView& w, const float* x, int64_t n_x, int64_t
                        int64_t o_end, float* y);
 
 // Q2_K: the one type whose offsets are per 16-element half (see above).
-inline bool has_half_offsets(gguf::TensorType t) {
+constexpr bool has_half_offsets(gguf::TensorType t) {
   return t == gguf::TensorType::Q2_K;
 }
 

@@ -11,6 +11,7 @@
 #include "kernels/quant_extra.h"
 #include "kernels/quantize_extra.h"
 #include "kernels/quantize_k.h"
+#include "kernels/quantize_search.h"
 
 namespace baton::kernels {
 namespace {
@@ -42,14 +43,7 @@ void dequantize_q8_0(const BlockQ8_0* x, float* y, int64_t nb) {
 void quantize_q4_0(const float* x, BlockQ4_0* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, x += kQK) {
     // The signed extreme maps to -8 so the full 16 levels are used.
-    float amax = 0, max = 0;
-    for (int j = 0; j < kQK; ++j) {
-      if (std::fabs(x[j]) > amax) {
-        amax = std::fabs(x[j]);
-        max = x[j];
-      }
-    }
-    const float d = max / -8.f;
+    const float d = signed_extreme(x, kQK) / -8.f;
     const float id = d != 0 ? 1.f / d : 0.f;
     y[i].d = fp32_to_fp16(d);
     for (int j = 0; j < kQK / 2; ++j) {

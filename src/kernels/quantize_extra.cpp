@@ -59,15 +59,6 @@ void pack_2bit(const uint8_t* levels, uint8_t* qs) {
   }
 }
 
-// The signed value of largest magnitude among v[0..n).
-float signed_extreme(const float* v, int n) {
-  float ext = 0;
-  for (int i = 0; i < n; ++i) {
-    if ((v[i] < 0 ? -v[i] : v[i]) > (ext < 0 ? -ext : ext)) ext = v[i];
-  }
-  return ext;
-}
-
 void quantize_q4_1(const float* x, BlockQ4_1* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, x += kQK) {
     // x ~ d*q + m with any sign of m: the range need not include 0.

@@ -51,22 +51,8 @@ void quantize_q6_k(const float* x, BlockQ6_K* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, x += kQKK) {
     // Per 16-element sub-block: the signed extreme maps to level -32.
     float scales[16];
-    float max_abs_scale = 0, max_scale = 0;
-    for (int j = 0; j < 16; ++j) {
-      float amax = 0, max = 0;
-      for (int l = 0; l < 16; ++l) {
-        if (std::fabs(x[16 * j + l]) > amax) {
-          amax = std::fabs(x[16 * j + l]);
-          max = x[16 * j + l];
-        }
-      }
-      scales[j] = max / -32.f;
-      if (std::fabs(scales[j]) > max_abs_scale) {
-        max_abs_scale = std::fabs(scales[j]);
-        max_scale = scales[j];
-      }
-    }
-    const float d = f16_round(max_scale / -128.f);
+    for (int j = 0; j < 16; ++j) scales[j] = signed_extreme(x + 16 * j, 16) / -32.f;
+    const float d = f16_round(signed_extreme(scales, 16) / -128.f);
     y[i].d = fp32_to_fp16(d);
     uint8_t levels[kQKK];
     for (int j = 0; j < 16; ++j) {

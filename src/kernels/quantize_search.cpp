@@ -51,6 +51,18 @@ float f16_round(float v) {
   return fp16_to_fp32(fp32_to_fp16(std::clamp(v, -65504.0f, 65504.0f)));
 }
 
+float signed_extreme(const float* v, int n) {
+  float ext = 0, amax = 0;
+  for (int i = 0; i < n; ++i) {
+    const float a = std::fabs(v[i]);
+    if (a > amax) {
+      amax = a;
+      ext = v[i];
+    }
+  }
+  return ext;
+}
+
 double scale_error(const float* x, int n, float d, const float* levels) {
   double err = 0;
   for (int i = 0; i < n; ++i) {

@@ -13,6 +13,10 @@ int round_clamp(float v, int lo, int hi);
 // v as the f16 the block stores reads it back: |v| saturates at 65504, the largest finite half.
 float f16_round(float v);
 
+// The signed value of largest magnitude among v[0..n) (the first of equal ones; 0 when all are
+// 0 or NaN): symmetric quantizers map it to their most negative level.
+float signed_extreme(const float* v, int n);
+
 // x ~ scale * q - min for unsigned levels q in 0..nmax.
 struct ScaleMin {
   float scale = 0;
@@ -49,15 +53,8 @@ inline int level_with_min(float x, float s, float m, int nmax) {
 double scale_error(const float* x, int n, float d, const float* levels);
 template <class Nearest>
 float search_scale(const float* x, int n, float lo, float hi, Nearest nearest) {
-  float amax = 0, max = 0;
-  for (int i = 0; i < n; ++i) {
-    const float a = x[i] < 0 ? -x[i] : x[i];
-    if (a > amax) {
-      amax = a;
-      max = x[i];
-    }
-  }
-  if (amax == 0) return 0;
+  const float max = signed_extreme(x, n);
+  if (max == 0) return 0;
   float best = max / lo, levels[32];
   auto quantize = [&](float d) {
     for (int i = 0; i < n; ++i) levels[i] = nearest(x[i] / d);

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <boost/beast/http/error.hpp>
-#include <cctype>
 
 #include "util/ascii.h"
 

@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <iterator>
+#include <string>
+#include <vector>
 
 #include "synth/synth_model.h"
 #include "util/ascii.h"
@@ -56,10 +57,13 @@ TensorType mix_base_type(Mix m) {
 }
 
 std::string synth_type_list() {
-  std::string out;
-  for (TensorType t : kSynthTypes) out += util::ascii_lower(gguf::type_name(t)) + ", ";
-  out += util::ascii_lower(mix_name(kMixes[0])) + ", " + util::ascii_lower(mix_name(kMixes[1])) +
-         " or " + util::ascii_lower(mix_name(kMixes[2]));
+  std::vector<std::string> names;
+  for (TensorType t : kSynthTypes) names.push_back(util::ascii_lower(gguf::type_name(t)));
+  for (Mix m : kMixes) names.push_back(util::ascii_lower(mix_name(m)));
+  std::string out = names.front();
+  for (size_t i = 1; i < names.size(); ++i) {
+    out += (i + 1 == names.size() ? " or " : ", ") + names[i];
+  }
   return out;
 }
 
