@@ -4,6 +4,7 @@
 // out-of-range float to int, and scales stored as f16 saturate at the largest finite half
 // instead of becoming infinite.
 #include <cstdint>
+#include <initializer_list>
 
 namespace baton::kernels {
 

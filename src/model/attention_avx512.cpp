@@ -1,7 +1,9 @@
 // AVX-512 attention: 16 query vectors per register (see attention_simd.inc for the scheme).
 // GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the uninitialized
 // warnings then report at every inlined use.
+#ifndef __clang__  // a GCC-only warning group
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
