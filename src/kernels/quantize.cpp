@@ -28,8 +28,10 @@ void quantize_q8_0(const float* x, BlockQ8_0* y, int64_t nb) {
     for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(x[j]));
     const float d = amax / 127.f;
     const float id = d != 0 ? 1.f / d : 0.f;
-    y[i].d = fp32_to_fp16(d);
-    for (int j = 0; j < kQK; ++j) y[i].qs[j] = int8_t(std::lround(x[j] * id));
+    // The stored scale saturates at the largest half; levels still come from the exact one,
+    // clamped, so no out-of-range or NaN float is ever converted to an integer.
+    y[i].d = fp32_to_fp16(f16_round(d));
+    for (int j = 0; j < kQK; ++j) y[i].qs[j] = int8_t(round_clamp(x[j] * id, -127, 127));
   }
 }
 
@@ -40,15 +42,22 @@ void dequantize_q8_0(const BlockQ8_0* x, float* y, int64_t nb) {
   }
 }
 
+// Level 0..15 of v = x / d, truncating v + 8.5 as the format's reference quantizer does; NaN
+// gives level 0 and nothing out of range reaches the conversion.
+int q4_0_level(float v) {
+  const float shifted = v + 8.5f;
+  return shifted >= 0 ? int(std::min(shifted, 15.0f)) : 0;
+}
+
 void quantize_q4_0(const float* x, BlockQ4_0* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, x += kQK) {
     // The signed extreme maps to -8 so the full 16 levels are used.
     const float d = signed_extreme(x, kQK) / -8.f;
     const float id = d != 0 ? 1.f / d : 0.f;
-    y[i].d = fp32_to_fp16(d);
+    y[i].d = fp32_to_fp16(f16_round(d));
     for (int j = 0; j < kQK / 2; ++j) {
-      const int lo = std::min(15, int(int8_t(x[j] * id + 8.5f)));
-      const int hi = std::min(15, int(int8_t(x[j + kQK / 2] * id + 8.5f)));
+      const int lo = q4_0_level(x[j] * id);
+      const int hi = q4_0_level(x[j + kQK / 2] * id);
       y[i].qs[j] = uint8_t(lo | (hi << 4));
     }
   }

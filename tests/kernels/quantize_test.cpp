@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -81,6 +83,59 @@ TEST(Quantize, ZeroRowsStayZero) {
   for (auto t : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q6_K}) {
     const std::vector<float> x(256, 0.0f);
     EXPECT_EQ(round_trip(t, x), x) << int(t);
+  }
+}
+
+// Far below the f16 scales' range a row reads back as zeros; far above, its scales saturate at
+// the largest half. Either way every value stays finite with the input's sign, and no float out
+// of an integer's range is converted (the sanitizer builds run this).
+TEST(Quantize, MagnitudesBeyondF16ScalesFlushOrSaturate) {
+  for (auto t : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q6_K}) {
+    for (float scale : {1e-30f, 1e30f, -1e30f}) {
+      auto x = random_values(512, 9);
+      for (auto& v : x) v *= scale;
+      const auto y = round_trip(t, x);
+      for (size_t i = 0; i < x.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(y[i])) << int(t) << " scale " << scale << " at " << i;
+        ASSERT_GE(double(x[i]) * y[i], 0.0) << int(t) << " scale " << scale << " at " << i;
+        if (std::fabs(scale) < 1) {
+          ASSERT_LE(std::fabs(y[i]), 1e-6f) << int(t);
+        }
+      }
+      if (std::fabs(scale) > 1) {
+        float top = 0;
+        for (float v : y) top = std::max(top, std::fabs(v));
+        EXPECT_GT(top, 1e4f) << int(t) << " scale " << scale;
+      }
+    }
+  }
+}
+
+// A NaN or infinite weight spoils at most the block that holds it: every other block is
+// quantized to the same bytes as without it, and nothing undefined happens on the way.
+TEST(Quantize, NonFiniteValuesSpoilOnlyTheirBlock) {
+  const TensorType types[] = {TensorType::Q8_0, TensorType::Q4_0,   TensorType::Q4_1,
+                              TensorType::Q5_0, TensorType::IQ4_NL, TensorType::Q2_K,
+                              TensorType::Q3_K, TensorType::Q4_K,   TensorType::Q5_K,
+                              TensorType::Q6_K, TensorType::IQ4_XS};
+  const int64_t n = 1024;
+  const auto clean = random_values(n, 17);
+  for (auto t : types) {
+    const BlockShape shape = block_shape(t);
+    std::vector<uint8_t> want(kernel_row_bytes(t, n)), got(want.size());
+    quantize_row(t, clean.data(), want.data(), n);
+    for (float bad :
+         {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+          -std::numeric_limits<float>::infinity()}) {
+      auto x = clean;
+      const int64_t at = shape.elems + 5;  // in the second block
+      x[size_t(at)] = bad;
+      quantize_row(t, x.data(), got.data(), n);
+      for (size_t byte = 0; byte < got.size(); ++byte) {
+        if (int64_t(byte) / shape.bytes == 1) continue;
+        ASSERT_EQ(got[byte], want[byte]) << int(t) << " value " << bad << " byte " << byte;
+      }
+    }
   }
 }
 
