@@ -3,5 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
-[ -f build/CMakeCache.txt ] || cmake --preset release >/dev/null
+# A configure that failed (missing packages) leaves a cache but no build.ninja: configure again.
+[ -f build/build.ninja ] || cmake --preset release >/dev/null
 cmake --build build -j"$JOBS"
