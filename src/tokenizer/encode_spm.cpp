@@ -36,8 +36,9 @@ void Tokenizer::encode_spm(std::string_view text, std::vector<int32_t>& out) con
     }
     // A vocabulary without a "▁" piece (a bare byte vocabulary) spells the space as <0x20>, so
     // decoding gives a space back rather than the bytes of U+2581.
-    if (piece == "\xE2\x96\x81" && byte_ids_[' '] >= 0) {
-      out.push_back(byte_ids_[' ']);
+    constexpr uint8_t kSpace = ' ';
+    if (piece == "\xE2\x96\x81" && byte_ids_[kSpace] >= 0) {
+      out.push_back(byte_ids_[kSpace]);
       continue;
     }
     bool bytes = true;
