@@ -19,3 +19,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
+# The Node suites' npm packages, here and not in the test run, which must not need the network.
+bash "$(dirname "$0")/install-node-deps.sh"

@@ -50,9 +50,13 @@ run_step() {
     failed+=("$name: build"); return
   fi
   echo "==> [$name] built in $((SECONDS - start)) s; running tests"
+  export BATON_TEST_SUMMARY="$PWD/$dir/test-summary.txt"
+  rm -f "$BATON_TEST_SUMMARY"
   if ! ctest --test-dir "$dir" -R "$regex" --output-on-failure; then
     failed+=("$name: tests")
   fi
+  echo "==> [$name] tests run and skipped, per suite:"
+  cat "$BATON_TEST_SUMMARY" 2>/dev/null || echo "(no suite reported)"
   echo "==> [$name] done in $((SECONDS - start)) s"
 }
 

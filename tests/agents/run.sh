@@ -4,7 +4,7 @@
 # parsers, over baton_scripted_server (a scripted backend instead of a model, so every tool call
 # is deterministic).
 # Usage: bash tests/agents/run.sh <baton_scripted_server> <baton>
-# Installs the locked packages into tests/agents/node_modules (git-ignored), picks the
+# Needs the locked packages in tests/agents/node_modules (scripts/install-node-deps.sh); picks the
 # vocabulary and chat template, then runs `node --test`; each scenario starts its own server
 # with its own script (helpers.mjs) and stops it.
 #  - With ../shared: a byte-level BPE vocabulary (GPT-2's) plus Qwen's added tokens
@@ -17,11 +17,10 @@ if [ $# -lt 2 ]; then
   echo "usage: bash tests/agents/run.sh <baton_scripted_server> <baton>" >&2
   exit 2
 fi
-# Without node and npm the tests cannot run: ctest reports them skipped (SKIP_RETURN_CODE 77).
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "run.sh: node or npm not found: agent-client tests skipped (bash scripts/install-deps.sh installs them)" >&2
-  exit 77
-fi
+NODE_SUITE=agent_clients
+source "$(dirname "$0")/../support/node_suite.sh"
+# Without node and npm: skipped (ctest's SKIP_RETURN_CODE 77), or failed under a strict run.
+node_suite_require_node
 abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
 SERVER="$(abs "$1")"
 BATON="$(abs "$2")"
@@ -36,11 +35,7 @@ else
 fi
 
 cd "$HERE"
-# npm ci again whenever the lock file changed since the last install.
-if ! cmp -s package-lock.json node_modules/.baton-installed-lock 2>/dev/null; then
-  npm ci --no-audit --no-fund --loglevel=error
-  cp package-lock.json node_modules/.baton-installed-lock
-fi
+node_suite_require_modules "$HERE"
 
 VOCAB="$SHARED/models/vocab/ggml-vocab-gpt-2.gguf"
 QWEN="$SHARED/chat-templates/Qwen-Qwen2.5-7B-Instruct.json"
@@ -56,8 +51,7 @@ if [ -f "$VOCAB" ] && [ -f "$QWEN" ]; then
          "--add-token","user:<tool_response>","--add-token","user:</tool_response>",
          "--add-token","user:<think>","--add-token","user:</think>","--eot","<|im_end|>"]'
 else
-  echo "run.sh: $VOCAB or $QWEN not found: synthetic byte vocabulary and" \
-       "tests/agents/chatml_hermes.jinja" >&2
+  node_suite_missing_shared "$VOCAB or $QWEN (using a synthetic byte vocabulary)"
   FLAVOR=byte
   MODEL="$WORK/synth.gguf"
   "$BATON" gguf synth "$MODEL" --byte-vocab --layers 1 --embd 64 --heads 2 --kv-heads 1 --ff 64 \
@@ -68,4 +62,4 @@ fi
 
 BATON_SCRIPTED_SERVER="$SERVER" BATON_AGENT_MODEL="$MODEL" BATON_AGENT_TEMPLATE="$TEMPLATE" \
   BATON_AGENT_SERVER_ARGS="$ARGS" BATON_AGENT_FLAVOR="$FLAVOR" BATON_AGENT_WORK="$WORK" \
-  node --test --test-concurrency=1 --test-timeout=180000 "$HERE"/*.test.mjs
+  node_suite_run --test-concurrency=1 --test-timeout=180000 "$HERE"/*.test.mjs

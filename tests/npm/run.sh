@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Real-client tests: the `openai` npm package against `baton serve`.
 # Usage: bash tests/npm/run.sh <path to the baton binary>
-# Installs the locked packages into tests/npm/node_modules (git-ignored), starts baton serve on a
+# Needs the locked packages in tests/npm/node_modules (scripts/install-node-deps.sh), starts baton serve on a
 # free loopback port with ../shared/models/stories260K.gguf (or a synthetic byte-vocab model when
 # ../shared is absent; then exact-text checks are skipped), runs `node --test`, stops the server.
 set -euo pipefail
@@ -10,11 +10,10 @@ if [ $# -lt 1 ]; then
   echo "usage: bash tests/npm/run.sh <baton binary>" >&2
   exit 2
 fi
-# Without node and npm the tests cannot run: ctest reports them skipped (SKIP_RETURN_CODE 77).
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "run.sh: node or npm not found: openai-client tests skipped (bash scripts/install-deps.sh installs them)" >&2
-  exit 77
-fi
+NODE_SUITE=npm_clients
+source "$(dirname "$0")/../support/node_suite.sh"
+# Without node and npm: skipped (ctest's SKIP_RETURN_CODE 77), or failed under a strict run.
+node_suite_require_node
 BATON="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 SHARED="${BATON_SHARED_DIR:-$HERE/../../../shared}"
@@ -32,16 +31,13 @@ cleanup() {
 trap cleanup EXIT
 
 cd "$HERE"
-if [ ! -f node_modules/openai/package.json ]; then
-  npm ci --no-audit --no-fund --loglevel=error
-fi
+node_suite_require_modules "$HERE"
 
 if [ -f "$SHARED/models/stories260K.gguf" ]; then
   MODEL="$SHARED/models/stories260K.gguf"
   EXACT=1
 else
-  echo "run.sh: $SHARED/models/stories260K.gguf not found: using a synthetic model," \
-       "exact-text checks skipped" >&2
+  node_suite_missing_shared "models/stories260K.gguf (exact-text checks skipped)"
   MODEL="$WORK/synth.gguf"
   "$BATON" gguf synth "$MODEL" --byte-vocab --ctx 2048 >/dev/null
   EXACT=0
@@ -69,7 +65,7 @@ fi
 
 status=0
 BATON_URL="http://127.0.0.1:$PORT" BATON_BIN="$BATON" BATON_MODEL="$MODEL" BATON_EXACT="$EXACT" \
-  node --test --test-concurrency=1 "$HERE"/*.test.mjs || status=$?
+  node_suite_run --test-concurrency=1 "$HERE"/*.test.mjs || status=$?
 
 # A clean shutdown is part of the contract: SIGTERM → exit 0.
 kill -TERM "$SERVER_PID"
