@@ -12,8 +12,11 @@ static_assert(std::endian::native == std::endian::little,
               "the KV disk format is little-endian; a big-endian port needs byte swaps here");
 
 constexpr char kMagic[8] = {'B', 'A', 'T', 'O', 'N', 'K', 'V', 'S'};
-// A header larger than this is garbage, not a segment (256 blocks of 4096 tokens is ~4 MB).
-constexpr uint32_t kMaxHeaderBytes = 64u << 20;
+
+// A block's entry in the header: hash, parent, data checksum, then its tokens.
+uint64_t entry_bytes(uint32_t block_size) {
+  return 3 * sizeof(uint64_t) + 4ull * block_size;
+}
 
 class Writer {
  public:
@@ -47,6 +50,7 @@ class Reader {
     return s;
   }
   size_t pos() const { return pos_; }
+  size_t left() const { return bytes_.size() - pos_; }
 
  private:
   void need(size_t n) const {
@@ -85,6 +89,10 @@ uint64_t block_checksum(std::span<const uint8_t> data) {
 }
 
 std::vector<uint8_t> encode_header(const SegmentHeader& h) {
+  if (h.blocks.size() > kMaxSegmentBlocks || h.layout.block_size > kMaxDiskBlockSize ||
+      h.layout.block_bytes > kMaxDiskBlockBytes || h.layout.layout.size() > kMaxDiskLayoutBytes) {
+    throw std::logic_error("kv disk: a segment over the format's limits would not read back");
+  }
   Writer w;
   w.put_bytes(kMagic, sizeof(kMagic));
   w.put<uint32_t>(kDiskFormatVersion);
@@ -125,7 +133,7 @@ uint32_t parse_preamble(std::span<const uint8_t> bytes) {
                                                   std::to_string(kDiskFormatVersion));
   }
   const auto header_bytes = r.get<uint32_t>();
-  if (header_bytes < kDiskPreambleBytes + 8 || header_bytes > kMaxHeaderBytes) {
+  if (header_bytes < kDiskPreambleBytes + 8 || header_bytes > kMaxDiskHeaderBytes) {
     throw DiskFormatError(DiskError::Truncated,
                           "segment header size " + std::to_string(header_bytes) + " is invalid");
   }
@@ -149,9 +157,22 @@ SegmentHeader parse_header(std::span<const uint8_t> bytes) {
   h.layout.block_size = r.get<uint32_t>();
   const auto n_blocks = r.get<uint32_t>();
   h.layout.block_bytes = r.get<uint64_t>();
-  h.layout.layout = r.get_string(r.get<uint32_t>());
-  if (h.layout.block_size == 0 || h.layout.block_size > 4096 || h.layout.block_bytes == 0) {
+  const auto layout_len = r.get<uint32_t>();
+  if (layout_len > kMaxDiskLayoutBytes) {
+    throw DiskFormatError(DiskError::Layout, "segment header has an invalid layout length");
+  }
+  h.layout.layout = r.get_string(layout_len);
+  if (h.layout.block_size == 0 || h.layout.block_size > kMaxDiskBlockSize ||
+      h.layout.block_bytes == 0 || h.layout.block_bytes > kMaxDiskBlockBytes) {
     throw DiskFormatError(DiskError::Layout, "segment header has an invalid block geometry");
+  }
+  // The block count must fill the header exactly before a block is allocated for it.
+  if (n_blocks == 0 || n_blocks > kMaxSegmentBlocks ||
+      uint64_t{n_blocks} * entry_bytes(h.layout.block_size) != r.left()) {
+    throw DiskFormatError(DiskError::Truncated,
+                          "segment header claims " + std::to_string(n_blocks) +
+                              " blocks, which its size or the limit of " +
+                              std::to_string(kMaxSegmentBlocks) + " does not allow");
   }
   h.blocks.resize(n_blocks);
   for (auto& b : h.blocks) {

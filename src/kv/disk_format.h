@@ -21,6 +21,17 @@ namespace baton::kv {
 inline constexpr uint32_t kDiskFormatVersion = 1;
 inline constexpr size_t kDiskPreambleBytes = 16;  // magic, version, header_bytes
 
+// What a segment may hold. A header is checked against these (and against its own size) before
+// anything is allocated for it, so a damaged or hostile file costs no more than a real one.
+inline constexpr uint32_t kMaxSegmentBlocks = 256;
+inline constexpr uint32_t kMaxDiskBlockSize = 4096;         // tokens per block
+inline constexpr uint64_t kMaxDiskBlockBytes = 1ull << 40;  // so a file's size cannot overflow
+inline constexpr uint32_t kMaxDiskLayoutBytes = 4096;
+// The largest header the limits above allow (about 4 MB).
+inline constexpr uint64_t kMaxDiskHeaderBytes =
+    kDiskPreambleBytes + 8 + 4 + 4 + 8 + 4 + kMaxDiskLayoutBytes +
+    uint64_t{kMaxSegmentBlocks} * (3 * 8 + 4 * uint64_t{kMaxDiskBlockSize}) + 8;
+
 // Why a file cannot be used; also the `kind` label of baton_kv_disk_errors_total.
 enum class DiskError { Truncated, BadMagic, Version, Checksum, Model, Layout, Io };
 const char* disk_error_name(DiskError e);
@@ -57,13 +68,16 @@ struct SegmentHeader {
 
 uint64_t block_checksum(std::span<const uint8_t> data);
 
-// The header bytes for `h` (h.header_bytes is ignored and implied by the encoding).
+// The header bytes for `h` (h.header_bytes is ignored and implied by the encoding). Throws
+// std::logic_error when `h` exceeds a limit above (it could not be read back).
 std::vector<uint8_t> encode_header(const SegmentHeader& h);
 
 // Reads the preamble: the total header size, or throws DiskFormatError (BadMagic, Version,
 // Truncated).
 uint32_t parse_preamble(std::span<const uint8_t> bytes);
-// Parses and checks a whole header (preamble included). Throws DiskFormatError.
+// Parses and checks a whole header (preamble included): every count and size in it must agree
+// with the header's length and the limits above before anything is allocated. Throws
+// DiskFormatError.
 SegmentHeader parse_header(std::span<const uint8_t> bytes);
 
 }  // namespace baton::kv

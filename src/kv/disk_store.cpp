@@ -3,13 +3,11 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 #include "util/log.h"
 #include "util/posix_file.h"
@@ -18,26 +16,42 @@ namespace baton::kv {
 
 using util::Fd;
 using util::read_at;
-using util::write_all;
-namespace fs = std::filesystem;
 
 namespace {
 
 constexpr const char* kSuffix = ".kvseg";
 constexpr const char* kTmpSuffix = ".tmp";
+constexpr const char* kProbePrefix = ".baton-write-probe";
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Reads and parses a segment's header from an open file.
-SegmentHeader read_header(int fd) {
+// A write's temporary file or the write probe, left behind by a crash.
+bool is_leftover(const std::string& name) {
+  return (starts_with(name, "kv-") && ends_with(name, kTmpSuffix)) ||
+         starts_with(name, kProbePrefix);
+}
+
+// Reads and parses a segment's header from an open file of `size` bytes. The header's claimed
+// length is checked against the file before a buffer is sized by it.
+SegmentHeader read_header(int fd, uint64_t size) {
   std::vector<uint8_t> pre(kDiskPreambleBytes);
-  if (!read_at(fd, pre.data(), pre.size(), 0)) {
+  if (size < pre.size() || !read_at(fd, pre.data(), pre.size(), 0)) {
     throw DiskFormatError(DiskError::Truncated, "file is shorter than a segment preamble");
   }
-  std::vector<uint8_t> all(parse_preamble(pre));
+  const uint32_t header_bytes = parse_preamble(pre);
+  if (header_bytes > size) {
+    throw DiskFormatError(
+        DiskError::Truncated,
+        fmt::format("a {}-byte file whose header claims {} bytes", size, header_bytes));
+  }
+  std::vector<uint8_t> all(header_bytes);
   if (!read_at(fd, all.data(), all.size(), 0)) {
     throw DiskFormatError(DiskError::Truncated, "segment header is truncated");
   }
@@ -50,43 +64,38 @@ std::string segment_file_name(uint64_t fingerprint, uint64_t first_hash) {
   return fmt::format("kv-{:016x}-{:016x}{}", fingerprint, first_hash, kSuffix);
 }
 
-DiskStore::DiskStore(DiskStoreOptions options) : options_(std::move(options)) {
+DiskStore::DiskStore(DiskStoreOptions options) : options_(std::move(options)), dir_(options_.dir) {
   stats_.budget = options_.budget_bytes;
+  const DiskLayout& l = options_.layout;
+  if (l.block_size == 0 || l.block_size > kMaxDiskBlockSize || l.block_bytes == 0 ||
+      l.block_bytes > kMaxDiskBlockBytes || l.layout.size() > kMaxDiskLayoutBytes) {
+    throw std::runtime_error(fmt::format(
+        "--kv-disk-dir: KV blocks of {} tokens and {} bytes do not fit the segment format "
+        "(at most {} tokens): run without --kv-disk-dir",
+        l.block_size, l.block_bytes, kMaxDiskBlockSize));
+  }
   check_directory();
   scan();
 }
 
-std::string DiskStore::path_of(const std::string& name) const {
-  return (fs::path(options_.dir) / name).string();
-}
-
 void DiskStore::check_directory() const {
   const std::string& dir = options_.dir;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (!fs::is_directory(dir)) {
-    throw std::runtime_error(fmt::format(
-        "--kv-disk-dir {}: cannot create the directory ({}): choose a writable directory", dir,
-        ec ? ec.message() : "a file of that name exists"));
-  }
-  const std::string probe = path_of(".baton-write-probe");
-  Fd fd(::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  std::string probe;
+  Fd fd(dir_.create_unique(std::string(kProbePrefix) + "-", "", probe));
   if (fd.fd < 0) {
     throw std::runtime_error(
         fmt::format("--kv-disk-dir {}: the directory is not writable ({}): fix its permissions "
                     "or choose another directory",
                     dir, std::strerror(errno)));
   }
-  ::unlink(probe.c_str());
-  struct statvfs sv {};
-  if (::statvfs(dir.c_str(), &sv) != 0) return;
+  dir_.remove(probe);
+  const int64_t free = dir_.free_bytes();
+  if (free < 0) return;
   uint64_t ours = 0;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_regular_file(ec) && ends_with(e.path().filename().string(), kSuffix)) {
-      ours += e.file_size(ec);
-    }
+  for (const auto& e : dir_.list()) {
+    if (e.regular && ends_with(e.name, kSuffix)) ours += e.bytes;
   }
-  const uint64_t room = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize + ours;
+  const uint64_t room = static_cast<uint64_t>(free) + ours;
   if (room < options_.budget_bytes) {
     throw std::runtime_error(fmt::format(
         "--kv-disk-dir {}: the filesystem has {} MB free (with the tier's own files) but "
@@ -97,19 +106,14 @@ void DiskStore::check_directory() const {
 
 void DiskStore::scan() {
   std::vector<std::pair<int64_t, uint32_t>> order;  // (mtime, file id) for the LRU
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(options_.dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (!e.is_regular_file(ec)) continue;
-    if (ends_with(name, std::string(kSuffix) + kTmpSuffix)) {
-      ::unlink(e.path().c_str());  // a write that a crash interrupted
+  for (const auto& e : dir_.list()) {
+    if (e.directory) continue;
+    if (is_leftover(e.name)) {
+      dir_.remove(e.name);  // a crash interrupted a write; a link is removed, not followed
       continue;
     }
-    if (!ends_with(name, kSuffix)) continue;
-    struct stat st {};
-    if (::stat(e.path().c_str(), &st) != 0) continue;
-    const int64_t mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-    index_file(name, static_cast<uint64_t>(st.st_size), mtime, order);
+    if (!ends_with(e.name, kSuffix)) continue;
+    index_file(e.name, order);
   }
   std::sort(order.begin(), order.end());
   std::lock_guard<std::mutex> lock(mu_);
@@ -125,34 +129,43 @@ void DiskStore::scan() {
       stats_.foreign_files);
 }
 
-void DiskStore::index_file(const std::string& name, uint64_t size, int64_t mtime_ns,
+void DiskStore::index_file(const std::string& name,
                            std::vector<std::pair<int64_t, uint32_t>>& order) {
   File f;
   f.name = name;
-  f.bytes = size;
+  int64_t mtime = 0;
   try {
-    Fd fd(::open(path_of(name).c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.fd < 0) throw DiskFormatError(DiskError::Io, std::strerror(errno));
-    SegmentHeader h = read_header(fd.fd);
+    Fd fd(dir_.open_read(name));
+    struct stat st {};
+    if (fd.fd < 0 || ::fstat(fd.fd, &st) != 0) {
+      throw DiskFormatError(DiskError::Io, errno == ELOOP || errno == EINVAL
+                                               ? "not a plain file (a link or special file)"
+                                               : std::strerror(errno));
+    }
+    f.bytes = static_cast<uint64_t>(st.st_size);
+    mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    SegmentHeader h = read_header(fd.fd, f.bytes);
+    // Every file, another model's too: its size is what its header promises (the limits on the
+    // header keep this product far from overflowing).
+    if (h.file_bytes() != f.bytes) {
+      throw DiskFormatError(
+          DiskError::Truncated,
+          fmt::format("{} bytes where the header promises {}", f.bytes, h.file_bytes()));
+    }
     if (h.layout.fingerprint == options_.layout.fingerprint) {
       if (!(h.layout == options_.layout)) {
         throw DiskFormatError(DiskError::Layout, "the KV layout differs from this model's");
-      }
-      if (h.file_bytes() != size) {
-        throw DiskFormatError(
-            DiskError::Truncated,
-            fmt::format("{} bytes where the header promises {}", size, h.file_bytes()));
       }
       f.ours = true;
       f.header = std::move(h);
     }
   } catch (const DiskFormatError& e) {
     count_error(e.kind, name + ": " + e.what());
-    ::unlink(path_of(name).c_str());
+    dir_.remove(name);
     return;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  order.emplace_back(mtime_ns, add_file(std::move(f)));
+  order.emplace_back(mtime, add_file(std::move(f)));
 }
 
 uint32_t DiskStore::add_file(File f) {
@@ -213,7 +226,7 @@ std::vector<std::string> DiskStore::make_room(uint64_t bytes) {
 }
 
 void DiskStore::remove_files(const std::vector<std::string>& names) const {
-  for (const auto& n : names) ::unlink(path_of(n).c_str());
+  for (const auto& n : names) dir_.remove(n);
 }
 
 void DiskStore::count_error(DiskError kind, const std::string& detail) {

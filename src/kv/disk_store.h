@@ -4,10 +4,12 @@
 // writes. Loads and saves run on the disk tier's I/O thread; the engine loop only asks the index
 // (contains / leading_on_disk), which never waits for I/O: the lock guards the index alone.
 //
-// Crash safety: a segment is written to NAME.tmp, fsynced, renamed to NAME and the directory
-// fsynced; leftovers of a crash (*.tmp) are removed on start, and every file is checked (header
-// checksum at start, each block's data checksum when it is loaded), so a torn or corrupted file
-// is skipped, counted and deleted, never used.
+// Crash safety: a segment is written to NAME.<random>.tmp (created exclusively), fsynced, renamed
+// to NAME and the directory fsynced; leftovers of a crash (kv-*.tmp) are removed on start, and
+// every file is checked (header sizes against the file's at start, before anything is allocated
+// for it; each block's data checksum when it is loaded), so a torn, corrupted or hostile file is
+// skipped, counted and deleted, never used. No link in the directory is ever followed
+// (disk_store_dir.h).
 #include <cstdint>
 #include <list>
 #include <map>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "kv/disk_format.h"
+#include "kv/disk_store_dir.h"
 
 namespace baton::kv {
 
@@ -44,8 +47,8 @@ struct DiskStoreStats {
 class DiskStore {
  public:
   // Creates the directory if needed and indexes the files in it (headers only). Throws
-  // std::runtime_error naming the fix when the directory cannot be used or the filesystem has
-  // less room than the budget.
+  // std::runtime_error naming the fix when the directory cannot be used (see DiskDir) or the
+  // filesystem has less room than the budget.
   explicit DiskStore(DiskStoreOptions options);
 
   const DiskStoreOptions& options() const { return options_; }
@@ -88,23 +91,21 @@ class DiskStore {
   };
   void check_directory() const;
   void scan();
-  void index_file(const std::string& name, uint64_t size, int64_t mtime_ns,
-                  std::vector<std::pair<int64_t, uint32_t>>& order);
+  void index_file(const std::string& name, std::vector<std::pair<int64_t, uint32_t>>& order);
   uint32_t add_file(File f);                           // mu_ held
   std::vector<std::string> drop_file(uint32_t id);     // mu_ held; returns the name to unlink
   std::vector<std::string> make_room(uint64_t bytes);  // mu_ held; victims' names
   void remove_files(const std::vector<std::string>& names) const;
   void count_error(DiskError kind, const std::string& detail);  // logs each kind once
-  std::string path_of(const std::string& name) const;
 
   DiskStoreOptions options_;
+  DiskDir dir_;
   mutable std::mutex mu_;
   std::unordered_map<uint32_t, File> files_;
   std::list<uint32_t> lru_;  // least recently used first
   std::unordered_map<uint64_t, Location> index_;
   std::unordered_multimap<uint64_t, uint64_t> children_;  // parent hash -> indexed block hash
   uint32_t next_file_ = 1;
-  uint64_t next_tmp_ = 0;
   DiskStoreStats stats_;
   std::unordered_set<int> logged_kinds_;
 };

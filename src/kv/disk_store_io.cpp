@@ -5,7 +5,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <optional>
 #include <set>
 
@@ -17,18 +16,11 @@ namespace baton::kv {
 using util::Fd;
 using util::read_at;
 using util::write_all;
-namespace {
-
-// The rename is durable only once the directory entry is on disk too.
-void sync_directory(const std::string& dir) {
-  Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (d.fd >= 0) ::fsync(d.fd);
-}
-
-}  // namespace
 
 bool DiskStore::save(std::vector<DiskBlock> blocks, std::span<const uint8_t* const> data) {
-  if (blocks.empty() || data.size() != blocks.size()) return false;
+  if (blocks.empty() || data.size() != blocks.size() || blocks.size() > kMaxSegmentBlocks) {
+    return false;
+  }
   const uint64_t bb = options_.layout.block_bytes;
   for (size_t i = 0; i < blocks.size(); ++i) {
     blocks[i].data_checksum = block_checksum({data[i], bb});
@@ -41,8 +33,6 @@ bool DiskStore::save(std::vector<DiskBlock> blocks, std::span<const uint8_t* con
   const uint64_t total = h.file_bytes();
   if (total > options_.budget_bytes) return false;  // could never fit: not an error
   const std::string name = segment_file_name(h.layout.fingerprint, h.blocks.front().hash);
-  const std::string final_path = path_of(name);
-  const std::string tmp_path = final_path + ".tmp";
   std::vector<std::string> victims;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -56,21 +46,25 @@ bool DiskStore::save(std::vector<DiskBlock> blocks, std::span<const uint8_t* con
   }
   remove_files(victims);
 
-  bool ok;
+  // A fresh name, created exclusively: whatever already exists in the directory (a link
+  // included) is never opened, truncated or written through.
+  std::string tmp;
+  bool created, ok;
   {
-    Fd fd(::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    ok = fd.fd >= 0 && write_all(fd.fd, head.data(), head.size());
+    Fd fd(dir_.create_unique(name + ".", ".tmp", tmp));
+    created = fd.fd >= 0;
+    ok = created && write_all(fd.fd, head.data(), head.size());
     for (size_t i = 0; ok && i < data.size(); ++i) ok = write_all(fd.fd, data[i], bb);
     ok = ok && ::fsync(fd.fd) == 0;
   }
-  ok = ok && ::rename(tmp_path.c_str(), final_path.c_str()) == 0;
+  ok = ok && dir_.rename(tmp, name);
   if (!ok) {
     const int err = errno;
-    ::unlink(tmp_path.c_str());
+    if (created) dir_.remove(tmp);
     count_error(DiskError::Io, "writing " + name + ": " + std::strerror(err));
     return false;
   }
-  sync_directory(options_.dir);
+  dir_.sync();  // the rename is durable only once the directory entry is on disk too
   File f;
   f.name = name;
   f.bytes = total;
@@ -109,7 +103,7 @@ size_t DiskStore::load(std::span<const DiskBlock> expected, std::span<uint8_t* c
       f.lru_pos = lru_.insert(lru_.end(), loc.file);
     }
     if (loc.file != open_id) {
-      fd.reset(::open(path_of(name).c_str(), O_RDONLY | O_CLOEXEC));
+      fd.reset(dir_.open_read(name));
       open_id = loc.file;
     }
     std::optional<DiskError> bad;
@@ -121,7 +115,10 @@ size_t DiskStore::load(std::span<const DiskBlock> expected, std::span<uint8_t* c
       bad = DiskError::Checksum;
     }
     if (bad) {
-      count_error(*bad, name + ": block " + std::to_string(loc.slot) + " cannot be used");
+      const std::string why = *bad == DiskError::Io
+                                  ? "it can no longer be opened as a plain file"
+                                  : "block " + std::to_string(loc.slot) + " cannot be used";
+      count_error(*bad, name + ": " + why);
       std::vector<std::string> gone;
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -134,7 +131,7 @@ size_t DiskStore::load(std::span<const DiskBlock> expected, std::span<uint8_t* c
     ++n;
   }
   // The files' times carry the LRU order across restarts.
-  for (const auto& t : touched) ::utimensat(AT_FDCWD, path_of(t).c_str(), nullptr, 0);
+  for (const auto& t : touched) dir_.touch(t);
   std::lock_guard<std::mutex> lock(mu_);
   stats_.loaded_blocks += n;
   return n;

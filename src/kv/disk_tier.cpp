@@ -8,7 +8,6 @@ namespace {
 // Segments of about 16 MB: big enough for sequential disk writes and few files, small enough
 // that a budget holds many and an eviction drops little.
 constexpr uint64_t kSegmentTargetBytes = 16u << 20;
-constexpr size_t kMaxBlocksPerSegment = 256;
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -20,7 +19,7 @@ DiskTier::DiskTier(DiskStoreOptions options, std::function<void()> on_done)
     : store_(std::move(options)), on_done_(std::move(on_done)) {
   const uint64_t bb = std::max<uint64_t>(1, store_.options().layout.block_bytes);
   blocks_per_segment_ =
-      static_cast<size_t>(std::clamp<uint64_t>(kSegmentTargetBytes / bb, 1, kMaxBlocksPerSegment));
+      static_cast<size_t>(std::clamp<uint64_t>(kSegmentTargetBytes / bb, 1, kMaxSegmentBlocks));
   thread_ = std::thread([this] { run(); });
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "kv/disk_test_util.h"
 
 namespace baton::kv {
@@ -63,6 +65,48 @@ TEST(DiskFormat, EveryDamagedHeaderIsRefusedWithItsKind) {
   auto huge = good;
   huge[12] = huge[13] = huge[14] = huge[15] = 0xFF;  // header_bytes of 4 GB
   EXPECT_EQ(error_of(huge), DiskError::Truncated);
+}
+
+// `bytes` with the field at `offset` set to `v` and the header checksum made right again: what a
+// hostile writer produces, which the checksum alone cannot catch.
+template <typename T>
+std::vector<uint8_t> with_field(std::vector<uint8_t> bytes, size_t offset, T v) {
+  std::memcpy(bytes.data() + offset, &v, sizeof(v));
+  const uint64_t sum = block_checksum({bytes.data(), bytes.size() - sizeof(uint64_t)});
+  std::memcpy(bytes.data() + bytes.size() - sizeof(sum), &sum, sizeof(sum));
+  return bytes;
+}
+
+// Field offsets: fingerprint 16, block_size 24, n_blocks 28, block_bytes 32, layout_len 40.
+TEST(DiskFormat, CountsAndSizesAreCheckedBeforeAnythingIsAllocated) {
+  const auto good = encode_header(sample());
+  ASSERT_NO_THROW(parse_header(with_field(good, 28, uint32_t{3})));
+  // 2^32-1 blocks would be ~200 GB of blocks, 50M about 2.3 GB: both are refused from the
+  // header's own length, before a block is allocated (a bad_alloc would fail the test).
+  for (uint32_t n : {0xFFFFFFFFu, 50'000'000u, 257u, 4u, 2u, 0u}) {
+    EXPECT_EQ(error_of(with_field(good, 28, n)), DiskError::Truncated) << n << " blocks";
+  }
+  EXPECT_EQ(error_of(with_field(good, 24, uint32_t{4097})), DiskError::Layout) << "block size";
+  EXPECT_EQ(error_of(with_field(good, 24, uint32_t{0xFFFFFFFF})), DiskError::Layout);
+  EXPECT_EQ(error_of(with_field(good, 32, uint64_t{1} << 41)), DiskError::Layout) << "block bytes";
+  EXPECT_EQ(error_of(with_field(good, 32, ~uint64_t{0})), DiskError::Layout);
+  EXPECT_EQ(error_of(with_field(good, 40, uint32_t{0xFFFFFFF0})), DiskError::Layout)
+      << "layout length";
+  // A header length over what any segment can have is refused from the preamble alone.
+  EXPECT_EQ(error_of(with_field(good, 12, static_cast<uint32_t>(kMaxDiskHeaderBytes + 1))),
+            DiskError::Truncated);
+}
+
+TEST(DiskFormat, TheWriterKeepsToTheReadersLimits) {
+  SegmentHeader h = sample();
+  h.blocks = testing::chain(h.layout, static_cast<int>(kMaxSegmentBlocks), 0);
+  const auto full = encode_header(h);
+  EXPECT_EQ(parse_header(full).blocks.size(), kMaxSegmentBlocks);
+  h.blocks = testing::chain(h.layout, static_cast<int>(kMaxSegmentBlocks) + 1, 0);
+  EXPECT_THROW(encode_header(h), std::logic_error);
+  h = sample();
+  h.layout.layout.assign(kMaxDiskLayoutBytes + 1, 'x');
+  EXPECT_THROW(encode_header(h), std::logic_error);
 }
 
 TEST(DiskFormat, TokensMustFillTheBlock) {

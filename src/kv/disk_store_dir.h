@@ -1,0 +1,59 @@
+#pragma once
+// The disk tier's directory, opened once and then used only through that descriptor: every name
+// in it is created, opened, renamed, touched and removed relative to it, and never through a
+// symbolic link. A link planted in the directory (as a segment, a temporary file or the write
+// probe) is refused or removed, never written through; files are created exclusively, so nothing
+// that already exists under a name is truncated.
+//
+// The directory itself must be the server's own: owned by its uid and not writable by group or
+// others (who could otherwise plant files and links in it). A --kv-disk-dir that is itself a link
+// is followed (the user named it), and the directory it leads to is checked the same way.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "util/posix_file.h"
+
+namespace baton::kv {
+
+class DiskDir {
+ public:
+  // Creates `path` (mode 0700; missing parents as usual) when it does not exist, opens it and
+  // checks it. Throws std::runtime_error naming the fix (chown, chmod 700, another directory).
+  explicit DiskDir(const std::string& path);
+
+  const std::string& path() const { return path_; }
+
+  struct Entry {
+    std::string name;
+    bool regular = false;    // a plain file (not a link, directory, FIFO, ...)
+    bool directory = false;  // never removed
+    uint64_t bytes = 0;      // regular files
+  };
+  // Every entry but "." and "..", as the directory holds them (links are not followed).
+  std::vector<Entry> list() const;
+
+  // Creates a new file named prefix + 16 random hex digits + suffix, exclusively and without
+  // following links (mode 0600), retrying names that exist. The descriptor (or -1, errno set);
+  // `name` receives the name used.
+  int create_unique(const std::string& prefix, const std::string& suffix, std::string& name) const;
+  // Opens a plain file for reading; -1 (errno set) for a link, a FIFO or anything not a plain file.
+  int open_read(const std::string& name) const;
+  // Removes the entry itself (a link, not its target). False when it could not.
+  bool remove(const std::string& name) const;
+  bool rename(const std::string& from, const std::string& to) const;
+  // Makes a rename durable.
+  void sync() const;
+  // Sets a file's times to now (a link is not followed).
+  void touch(const std::string& name) const;
+  // Bytes free to this user on the directory's filesystem; -1 when unknown.
+  int64_t free_bytes() const;
+
+ private:
+  std::string path_;
+  util::Fd fd_;
+};
+
+}  // namespace baton::kv
