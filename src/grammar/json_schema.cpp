@@ -360,6 +360,7 @@ std::string SchemaGrammarBuilder::Impl::visit(const ojson& s, const std::string&
     ojson merged = s;
     merged.erase("allOf");
     for (size_t i = 0; i < parts.size(); ++i) {
+      check_time();  // each merge costs up to the size of what is merged so far
       const std::string at = child(child(where, "allOf"), std::to_string(i));
       merged = merge_schemas(std::move(merged), inline_refs(parts[i], at), at);
     }

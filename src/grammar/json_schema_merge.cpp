@@ -87,6 +87,17 @@ bool values_disjoint(const std::vector<ojson>& a, const std::vector<ojson>& b) {
   return true;
 }
 
+// cur becomes the allOf of cur and b. A cur that is already a bare allOf takes b as one more
+// part: merging many schemas then makes a list, not a nest as deep as their number (which
+// copying and comparing would walk recursively).
+void conjoin(ojson& cur, const ojson& b) {
+  if (cur.is_object() && cur.size() == 1 && cur.contains("allOf") && cur["allOf"].is_array()) {
+    cur["allOf"].push_back(b);
+  } else {
+    cur = ojson{{"allOf", ojson::array({std::move(cur), b})}};
+  }
+}
+
 // Adds b's properties to a's (`a` an object), a property in both becoming the allOf of the
 // two. ordered_json finds a key by a linear scan, so the names are indexed first.
 void merge_properties(ojson& a, const ojson& b) {
@@ -97,8 +108,7 @@ void merge_properties(ojson& a, const ojson& b) {
   }
   for (const auto& [p, ps] : b.items()) {
     if (auto it = at.find(p); it != at.end()) {
-      ojson& cur = (obj.begin() + static_cast<std::ptrdiff_t>(it->second))->second;
-      cur = ojson{{"allOf", ojson::array({cur, ps})}};
+      conjoin((obj.begin() + static_cast<std::ptrdiff_t>(it->second))->second, ps);
     } else {
       at.emplace(p, obj.size());
       obj.emplace_back(p, ps);  // the vector's own append: p is known to be new
@@ -258,8 +268,11 @@ ojson merge_schemas(ojson a, const ojson& b, const std::string& where) {
       }
       cur = both;
     } else if (k == "additionalProperties" || k == "items") {
-      cur = (cur == ojson(false) || v == ojson(false)) ? ojson(false)
-                                                       : ojson{{"allOf", ojson::array({cur, v})}};
+      if (cur == ojson(false) || v == ojson(false)) {
+        cur = false;
+      } else {
+        conjoin(cur, v);
+      }
     } else if (k == "nullable") {
       cur = cur == true && v == true;
     } else {

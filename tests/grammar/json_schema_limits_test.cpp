@@ -208,6 +208,19 @@ TEST(JsonSchemaLimits, MergingLargePropertySets) {
   EXPECT_FALSE(matches(g, R"({"a3":1})"));
 }
 
+TEST(JsonSchemaLimits, ManyAllOfPartsOnOneProperty) {
+  // Each part adds a bound to the same property: the merged property is one list of parts, not
+  // a nest of 20000 allOfs.
+  ojson parts = ojson::array();
+  for (int i = 0; i < 20000; ++i) {
+    parts.push_back({{"properties", {{"p", {{"type", "integer"}, {"maximum", 40000 - i}}}}}});
+  }
+  const ojson schema = {{"type", "object"}, {"required", {"p"}}, {"allOf", parts}};
+  auto g = Grammar::parse(json_schema_to_gbnf(schema));
+  EXPECT_TRUE(matches(g, R"({"p":20001})"));
+  EXPECT_FALSE(matches(g, R"({"p":20002})"));
+}
+
 TEST(JsonSchemaLimits, DeepNestingIsRefusedByDepth) {
   ojson props = {{"type", "string"}}, items = props, any = props;
   for (int i = 0; i < 500; ++i) {
