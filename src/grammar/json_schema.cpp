@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <map>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "grammar/json_schema_keys.h"
 #include "grammar/json_schema_merge.h"
 #include "grammar/json_schema_scalars.h"
 #include "grammar/regex_gbnf.h"
@@ -24,9 +26,10 @@ using namespace schema_detail;
 namespace {
 
 constexpr int kMaxDepth = 64;
-constexpr size_t kMaxRules = 20000;
 constexpr int64_t kMaxCount = 10000;  // the GBNF repetition limit
 constexpr int kMaxExtraKey = 64;      // characters in a key that additionalProperties allows
+// oneOf compares every two alternatives; more than this many would take seconds.
+constexpr size_t kMaxOneOf = 1000;
 
 const std::set<std::string> kKeywords = {"type",
                                          "properties",
@@ -90,6 +93,15 @@ std::string sanitize(std::string_view hint) {
   return out.empty() ? "v" : out;
 }
 
+// The hint for a part of a schema, already in its final (short) form: hints of nested
+// properties do not grow with the depth or with the length of the names.
+std::string sub_hint(const std::string& hint, std::string_view part) {
+  std::string h = hint;
+  h += '-';
+  h += part;
+  return sanitize(h);
+}
+
 std::optional<Bound> lower_bound(const ojson& s) {
   std::optional<Bound> b;
   if (auto m = s.find("minimum"); m != s.end() && m->is_number())
@@ -146,47 +158,68 @@ std::string repeat(const std::string& x, int64_t min, int64_t max) {
   return fmt::format("({}){{{},{}}}", x, min, max);
 }
 
-// Property names as code-point sequences, for the trie of names that extra keys must avoid.
-struct NameTrie {
-  bool terminal = false;
-  std::map<uint32_t, NameTrie> next;
-};
-
-bool decode_utf8(const std::string& s, std::vector<uint32_t>& out) {
-  for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const int n = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-    if (i + n > s.size()) return false;
-    uint32_t cp = n == 1 ? c : c & (0x3F >> (n - 1));
-    for (int k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-    out.push_back(cp);
-    i += n;
-  }
-  return true;
-}
-
 }  // namespace
 
 struct SchemaGrammarBuilder::Impl {
+  using Clock = std::chrono::steady_clock;
+
+  explicit Impl(const SchemaLimits& l) : limits(l), deadline(Clock::now() + l.max_time) {}
+
+  // A $ref with sibling keywords, compiled once per (target, siblings).
+  struct Combo {
+    bool done = false;
+    std::string expr;  // when done: what each use writes
+    std::string name;  // the rule a recursive use refers to, named when first needed
+  };
+
+  SchemaLimits limits;
+  Clock::time_point deadline;
+  size_t subschemas = 0;  // compiled so far, failed schemas included
+  size_t bytes = 0;       // of the rules
+
   std::vector<std::pair<std::string, std::string>> rules;
   std::unordered_set<std::string> names{"root"};
+  std::unordered_map<std::string, int> next_suffix;  // base name → the next suffix to try
   std::unordered_map<std::string, std::string> by_body;
   std::map<std::string, std::string> helpers;
+  // Per document:
   const ojson* doc = nullptr;
-  std::map<std::string, std::string> refs;  // JSON pointer → rule name, for the current doc
+  std::map<std::string, std::string> refs;                // JSON pointer → rule name
+  std::unordered_map<std::string, const ojson*> targets;  // JSON pointer → what it points at
+  std::unordered_map<std::string, Combo> combos;          // pointer and siblings → Combo
   int depth = 0;
 
   std::string unique_name(std::string_view hint) {
     const std::string base = sanitize(hint);
     std::string name = base;
-    for (int i = 1; names.count(name); ++i) name = fmt::format("{}-{}", base, i);
+    if (names.count(name)) {
+      // Every suffix below the stored one is taken, so this finds the least free one without
+      // trying them all again.
+      int& i = next_suffix[base];
+      i = std::max(i, 1);
+      do {
+        name = fmt::format("{}-{}", base, i++);
+      } while (names.count(name));
+    }
     names.insert(name);
     return name;
   }
 
   std::string define(const std::string& name, const std::string& body) {
-    if (rules.size() >= kMaxRules) {
-      throw GrammarError(fmt::format("the schema needs more than {} grammar rules", kMaxRules));
+    if (rules.size() >= limits.max_rules) {
+      throw GrammarError(fmt::format(
+          "the JSON Schema needs more than {} grammar rules; make it smaller (fewer properties, "
+          "or fewer distinct combinations of '$ref' with sibling keywords: each compiles to "
+          "rules of its own)",
+          limits.max_rules));
+    }
+    bytes += name.size() + body.size() + 6;  // " ::= " and the newline
+    if (bytes > limits.max_bytes) {
+      throw GrammarError(fmt::format(
+          "the JSON Schema's grammar grows past {} bytes; make the schema smaller (fewer or "
+          "shorter property names and enum values, or fewer distinct combinations of '$ref' "
+          "with sibling keywords)",
+          limits.max_bytes));
     }
     rules.emplace_back(name, body);
     return name;
@@ -200,6 +233,30 @@ struct SchemaGrammarBuilder::Impl {
     return name;
   }
 
+  void check_time() const {
+    if (Clock::now() >= deadline) {
+      throw GrammarError(fmt::format(
+          "compiling the JSON Schema took longer than {} ms; make it smaller, or share "
+          "subschemas through '$ref' without sibling keywords (a '$ref' with siblings is "
+          "compiled anew for each distinct combination)",
+          limits.max_time.count()));
+    }
+  }
+
+  // Called once per subschema compiled: the work a schema causes is bounded even where it
+  // expands into many distinct merged schemas whose grammars coincide.
+  void check_budget() {
+    if (++subschemas > limits.max_subschemas) {
+      throw GrammarError(fmt::format(
+          "the JSON Schema expands to more than {} subschemas to compile (each '$ref' with "
+          "sibling keywords, 'allOf' merge and 'anyOf' alternative merged with its siblings "
+          "counts anew); share subschemas through '$ref' without sibling keywords, or make the "
+          "schema smaller",
+          limits.max_subschemas));
+    }
+    check_time();
+  }
+
   std::string helper(const std::string& which);
   std::string visit(const ojson& s, const std::string& where, const std::string& hint);
   std::string visit_object(const ojson& s, const std::string& where, const std::string& hint);
@@ -207,12 +264,13 @@ struct SchemaGrammarBuilder::Impl {
   std::string visit_string(const ojson& s, const std::string& where);
   std::string visit_numeric(const ojson& s, bool integer, const std::string& where);
   std::string visit_ref(const ojson& s, const std::string& where, const std::string& hint);
+  std::string visit_combo(const ojson& s, const std::string& key, const std::string& where,
+                          const std::string& hint);
   std::string visit_union(const ojson& s, const std::string& where, const std::string& hint);
   std::string visit_enum(const ojson& s, const std::string& where);
   std::string visit_types(const ojson& s, const std::string& where, const std::string& hint);
   std::string extra_key(const std::vector<std::string>& avoid);
-  std::string key_rest(const NameTrie& node, const std::string& hint, int depth = 0);
-  const ojson& resolve(const std::string& ref, const std::string& where, std::string& pointer);
+  const ojson& target(const std::string& pointer, const std::string& ref, const std::string& where);
   ojson inline_refs(ojson s, const std::string& where);
   void check_keywords(const ojson& s, const std::string& where) const;
 };
@@ -284,9 +342,12 @@ std::string SchemaGrammarBuilder::Impl::visit(const ojson& s, const std::string&
     throw GrammarError(fmt::format("the JSON Schema at {} must be an object or a boolean", where));
   }
   if (++depth > kMaxDepth) {
-    throw GrammarError(
-        fmt::format("the JSON Schema nests deeper than {} levels at {}", kMaxDepth, where));
+    throw GrammarError(fmt::format(
+        "the JSON Schema nests deeper than {} levels at {} (properties, items, anyOf and the "
+        "targets of '$ref' each count a level); flatten it",
+        kMaxDepth, where));
   }
+  check_budget();
   check_keywords(s, where);
   std::string out;
   if (s.contains("$ref")) {
@@ -299,8 +360,9 @@ std::string SchemaGrammarBuilder::Impl::visit(const ojson& s, const std::string&
     ojson merged = s;
     merged.erase("allOf");
     for (size_t i = 0; i < parts.size(); ++i) {
+      check_time();  // each merge costs up to the size of what is merged so far
       const std::string at = child(child(where, "allOf"), std::to_string(i));
-      merged = merge_schemas(merged, inline_refs(parts[i], at), at);
+      merged = merge_schemas(std::move(merged), inline_refs(parts[i], at), at);
     }
     out = visit(merged, where, hint);
   } else if (s.contains("anyOf") || s.contains("oneOf")) {
@@ -402,7 +464,9 @@ std::string SchemaGrammarBuilder::Impl::visit_numeric(const ojson& s, bool integ
   if (!integer && !lo && !hi) return helper("number");
   std::string out = integer ? bounded_integer(lo, hi) : bounded_number(lo, hi);
   if (out.empty()) unsatisfiable(where, "no number lies between its bounds");
-  return out;
+  // A long expression (an unbounded integer is hundreds of bytes) becomes a rule that every
+  // property with the same bounds shares, instead of being repeated in each.
+  return out.size() > 64 ? rule(integer ? "integer" : "number", out) : out;
 }
 
 std::string SchemaGrammarBuilder::Impl::visit_union(const ojson& s, const std::string& where,
@@ -420,54 +484,58 @@ std::string SchemaGrammarBuilder::Impl::visit_union(const ojson& s, const std::s
   for (const auto& [k, v] : s.items()) {
     if (k != key && !is_annotation(k) && k != "nullable") base[k] = v;
   }
+  if (one_of && alts.size() > kMaxOneOf) {
+    throw GrammarError(fmt::format(
+        "'oneOf' at {} has {} alternatives; a grammar checks that no two overlap for at most {}: "
+        "use 'anyOf' if a value may match either, or fewer alternatives",
+        where, alts.size(), kMaxOneOf));
+  }
   std::vector<ojson> resolved;  // alternatives with the base merged in, for the oneOf check
   std::string body;
   for (size_t i = 0; i < alts.size(); ++i) {
     const std::string at = child(child(where, key), std::to_string(i));
+    // The base joins a $ref as sibling keywords, so that the target compiles once per
+    // combination (inlining it here would compile a chain of such unions exponentially often).
     ojson alt = alts[i];
-    if (!base.empty() || one_of) {
-      alt = inline_refs(alt, at);
-      if (!base.empty()) alt = merge_schemas(base, alt, at);
+    if (!base.empty() && alt.is_object() && alt.contains("$ref")) {
+      ojson rest = alt;
+      rest.erase("$ref");
+      ojson merged = merge_schemas(base, rest, at);
+      merged["$ref"] = alt["$ref"];
+      alt = std::move(merged);
+    } else if (!base.empty()) {
+      alt = merge_schemas(base, alt, at);
     }
-    for (size_t j = 0; one_of && j < resolved.size(); ++j) {
-      if (!disjoint(resolved[j], alt)) {
-        throw GrammarError(fmt::format(
-            "'oneOf' at {}: alternatives {} and {} may both match one value, which a grammar "
-            "cannot rule out; use 'anyOf' if a value may match either",
-            where, j, i));
+    if (one_of) {
+      ojson flat = inline_refs(alt, at);
+      for (size_t j = 0; j < resolved.size(); ++j) {
+        check_time();
+        if (!disjoint(resolved[j], flat)) {
+          throw GrammarError(fmt::format(
+              "'oneOf' at {}: alternatives {} and {} may both match one value, which a grammar "
+              "cannot rule out; use 'anyOf' if a value may match either",
+              where, j, i));
+        }
       }
+      resolved.push_back(std::move(flat));
     }
-    resolved.push_back(alt);
     body += (i ? " | " : "") + visit(alt, at, hint);
   }
   if (s.contains("nullable") && s["nullable"] == true) body += " | \"null\"";
   return rule(hint, body);
 }
 
-const ojson& SchemaGrammarBuilder::Impl::resolve(const std::string& ref, const std::string& where,
-                                                 std::string& pointer) {
-  if (ref.empty() || ref[0] != '#') {
-    throw GrammarError(
-        fmt::format("'$ref' {} at {}: only references inside the schema (\"#/...\") "
-                    "are supported",
-                    ref, where));
-  }
-  pointer.clear();
-  for (size_t i = 1; i < ref.size(); ++i) {  // URI fragments may percent-encode
-    if (ref[i] == '%' && i + 2 < ref.size() &&
-        std::isxdigit(static_cast<unsigned char>(ref[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(ref[i + 2]))) {
-      pointer += static_cast<char>(std::stoi(ref.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      pointer += ref[i];
-    }
-  }
+const ojson& SchemaGrammarBuilder::Impl::target(const std::string& pointer, const std::string& ref,
+                                                const std::string& where) {
+  if (auto it = targets.find(pointer); it != targets.end()) return *it->second;
+  const ojson* t = nullptr;
   try {
-    return doc->at(ojson::json_pointer(pointer));
+    t = &doc->at(ojson::json_pointer(pointer));
   } catch (const std::exception&) {
     throw GrammarError(fmt::format("'$ref' {} at {} does not point into the schema", ref, where));
   }
+  targets.emplace(pointer, t);
+  return *t;
 }
 
 // The schema with its top-level $ref replaced by what it points at (siblings merged in), for
@@ -481,79 +549,67 @@ ojson SchemaGrammarBuilder::Impl::inline_refs(ojson s, const std::string& where)
                       "row; a reference that points back at itself never ends",
                       where, kMaxDepth));
     }
-    ojson rest = s;
-    rest.erase("$ref");
-    std::string pointer;
-    s = merge_schemas(rest, resolve(ref_text(s, where), where, pointer), where);
+    const std::string ref = ref_text(s, where);
+    s.erase("$ref");
+    s = merge_schemas(std::move(s), target(ref_pointer(ref, where), ref, where), where);
   }
   return s;
 }
 
 std::string SchemaGrammarBuilder::Impl::visit_ref(const ojson& s, const std::string& where,
                                                   const std::string& hint) {
-  const ojson& ref = s["$ref"];
-  if (!ref.is_string()) throw GrammarError(fmt::format("'$ref' at {} must be a string", where));
-  std::string pointer;
-  const ojson& target = resolve(ref.get<std::string>(), where, pointer);
-  bool siblings = false;
-  for (const auto& [k, v] : s.items()) siblings = siblings || (k != "$ref" && !is_annotation(k));
-  if (siblings) {
-    ojson rest = s;
-    rest.erase("$ref");
-    return visit(merge_schemas(rest, target, where), where, hint);
+  const std::string ref = ref_text(s, where);
+  const std::string pointer = ref_pointer(ref, where);
+  if (std::string siblings = siblings_key(s); !siblings.empty()) {
+    return visit_combo(s, pointer + '\0' + siblings, where, hint);
   }
   if (auto it = refs.find(pointer); it != refs.end()) return it->second;
+  const ojson& t = target(pointer, ref, where);
   const size_t slash = pointer.rfind('/');
   const std::string name = unique_name(
       slash == std::string::npos || pointer.size() == 1 ? "root-ref" : pointer.substr(slash + 1));
   refs.emplace(pointer, name);
-  define(name, visit(target, pointer.empty() ? "/" : pointer, name));
+  define(name, visit(t, pointer.empty() ? "/" : pointer, name));
   return name;
 }
 
-std::string SchemaGrammarBuilder::Impl::key_rest(const NameTrie& node, const std::string& hint,
-                                                 int depth) {
-  // The rest of a key after a prefix of some property names, up to its closing quote: anything
-  // that does not spell one of the names in full, and at most kMaxExtraKey characters long (a
-  // model that never closes the key cannot run to max_tokens inside it). "" when nothing may
-  // follow the prefix.
-  std::vector<std::string> alts;
-  if (!node.terminal) alts.push_back(kQuote);
-  std::string other = R"([^"\\\x00-\x1F)";
-  for (const auto& [cp, next] : node.next) {
-    other += class_char(cp);
-    if (std::string rest = key_rest(next, hint, depth + 1); !rest.empty()) {
-      alts.push_back(fmt::format("[{}] {}", class_char(cp), rest));
-    }
+// A $ref with sibling keywords means the target merged with the siblings. Each distinct
+// combination compiles once; a use inside its own compilation (a recursive schema) refers to
+// a rule named on the spot.
+std::string SchemaGrammarBuilder::Impl::visit_combo(const ojson& s, const std::string& key,
+                                                    const std::string& where,
+                                                    const std::string& hint) {
+  auto [it, fresh] = combos.try_emplace(key);
+  Combo& c = it->second;  // stays valid: unordered_map never moves its elements
+  if (!fresh) {
+    if (c.done) return c.expr;
+    if (c.name.empty()) c.name = unique_name(hint);
+    return c.name;
   }
-  if (depth < kMaxExtraKey) {
-    const int more = kMaxExtraKey - depth - 1;
-    alts.push_back(more > 0
-                       ? fmt::format("{}] {}{{0,{}}} {}", other, helper("key-char"), more, kQuote)
-                       : fmt::format("{}] {}", other, kQuote));
+  std::string expr = visit(inline_refs(s, where), where, hint);
+  if (!c.name.empty()) {
+    expr = define(c.name, expr);
+  } else if (expr.size() > 64 && !names.count(expr)) {
+    expr = rule(hint, expr);  // written once, however many uses share it
   }
-  if (alts.empty()) return "";
-  std::string body;
-  for (const auto& a : alts) body += (body.empty() ? "" : " | ") + a;
-  return rule(hint, body);
+  c.expr = expr;
+  c.done = true;
+  return expr;
 }
 
 std::string SchemaGrammarBuilder::Impl::extra_key(const std::vector<std::string>& avoid) {
-  // Extra keys are spelled without escapes, so a key that decodes to a property's name can
-  // only be spelled as that name, which the trie rules out (a duplicate key would let the
-  // extra value override a checked one).
   if (!helpers.count("key-char")) {
     helpers["key-char"] = define(unique_name("key-char"), R"([^"\\\x00-\x1F])");
   }
-  NameTrie trie;
-  for (const auto& name : avoid) {
-    std::vector<uint32_t> cps;
-    if (!decode_utf8(name, cps)) continue;
-    NameTrie* n = &trie;
-    for (uint32_t cp : cps) n = &n->next[cp];
-    n->terminal = true;
-  }
-  return fmt::format("{} {}", kQuote, key_rest(trie, "extra-key"));
+  ExtraKeyRules r;
+  r.max_len = kMaxExtraKey;
+  r.key_char = helpers["key-char"];
+  r.hint = "extra-key";
+  r.rule = [this](const std::string& h, const std::string& b) {
+    check_time();
+    return rule(h, b);
+  };
+  return extra_key_rest(avoid, r);
 }
 
 std::string SchemaGrammarBuilder::Impl::visit_object(const ojson& s, const std::string& where,
@@ -579,16 +635,19 @@ std::string SchemaGrammarBuilder::Impl::visit_object(const ojson& s, const std::
   std::vector<std::string> names;
   const std::string ws = helper("ws");
   auto add = [&](const std::string& name, const ojson& schema, const std::string& at) {
-    const std::string value = visit(schema, at, hint + "-" + name);
+    const std::string value = visit(schema, at, sub_hint(hint, name));
     list.push_back(
         {fmt::format("{} {} \":\" {} {}", gbnf_literal(ojson(name).dump()), ws, ws, value),
          required.count(name) > 0});
     names.push_back(name);
   };
-  for (const auto& [name, schema] : props.items())
+  std::unordered_set<std::string> declared;  // ordered_json looks names up one by one
+  for (const auto& [name, schema] : props.items()) {
     add(name, schema, child(child(where, "properties"), name));
+    declared.insert(name);
+  }
   for (const auto& name : required) {
-    if (props.contains(name)) continue;
+    if (declared.count(name)) continue;
     if (extra == ojson(false)) {
       unsatisfiable(where, fmt::format("'{}' is required but additionalProperties is false", name));
     }
@@ -666,17 +725,22 @@ std::string SchemaGrammarBuilder::Impl::visit_array(const ojson& s, const std::s
   return rule(hint, fmt::format("\"[\" {} {} {} \"]\"", ws, elements, ws));
 }
 
-SchemaGrammarBuilder::SchemaGrammarBuilder() : impl_(std::make_unique<Impl>()) {}
+SchemaGrammarBuilder::SchemaGrammarBuilder(const SchemaLimits& limits)
+    : impl_(std::make_unique<Impl>(limits)) {}
 SchemaGrammarBuilder::~SchemaGrammarBuilder() = default;
 
 std::string SchemaGrammarBuilder::add_schema(const ojson& schema, std::string_view name_hint) {
   // A schema that fails leaves no half-built rules behind (the caller may go on without it).
   const size_t n_rules = impl_->rules.size();
+  const size_t bytes = impl_->bytes;
   const auto names = impl_->names;
+  const auto next_suffix = impl_->next_suffix;
   const auto by_body = impl_->by_body;
   const auto helpers = impl_->helpers;
   impl_->doc = &schema;
   impl_->refs.clear();  // pointers are per document
+  impl_->targets.clear();
+  impl_->combos.clear();
   impl_->depth = 0;
   const std::string hint = sanitize(name_hint);
   std::string expr;
@@ -684,7 +748,9 @@ std::string SchemaGrammarBuilder::add_schema(const ojson& schema, std::string_vi
     expr = impl_->visit(schema, "/", hint);
   } catch (...) {
     impl_->rules.resize(n_rules);
+    impl_->bytes = bytes;
     impl_->names = names;
+    impl_->next_suffix = next_suffix;
     impl_->by_body = by_body;
     impl_->helpers = helpers;
     throw;
@@ -704,8 +770,8 @@ std::string SchemaGrammarBuilder::gbnf(std::string_view root_body) const {
   return out;
 }
 
-std::string json_schema_to_gbnf(const ojson& schema) {
-  SchemaGrammarBuilder b;
+std::string json_schema_to_gbnf(const ojson& schema, const SchemaLimits& limits) {
+  SchemaGrammarBuilder b(limits);
   return b.gbnf(b.add_schema(schema, "value"));
 }
 

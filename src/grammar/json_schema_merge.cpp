@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "grammar/grammar.h"
 
@@ -63,12 +67,53 @@ std::vector<ojson> pinned_values(const ojson& s) {
   return {};
 }
 
+// Sorted, so that comparing two long enums costs n log n, not n * m.
+std::set<ojson> value_set(const ojson& array) {
+  return {array.begin(), array.end()};
+}
+
 bool values_disjoint(const std::vector<ojson>& a, const std::vector<ojson>& b) {
   if (a.empty() || b.empty()) return false;
+  if (a.size() * b.size() <= 64) {  // the usual const against const: no set to build
+    for (const auto& x : a) {
+      if (std::find(b.begin(), b.end(), x) != b.end()) return false;
+    }
+    return true;
+  }
+  const std::set<ojson> in_b(b.begin(), b.end());
   for (const auto& x : a) {
-    if (std::find(b.begin(), b.end(), x) != b.end()) return false;
+    if (in_b.count(x)) return false;
   }
   return true;
+}
+
+// cur becomes the allOf of cur and b. A cur that is already a bare allOf takes b as one more
+// part: merging many schemas then makes a list, not a nest as deep as their number (which
+// copying and comparing would walk recursively).
+void conjoin(ojson& cur, const ojson& b) {
+  if (cur.is_object() && cur.size() == 1 && cur.contains("allOf") && cur["allOf"].is_array()) {
+    cur["allOf"].push_back(b);
+  } else {
+    cur = ojson{{"allOf", ojson::array({std::move(cur), b})}};
+  }
+}
+
+// Adds b's properties to a's (`a` an object), a property in both becoming the allOf of the
+// two. ordered_json finds a key by a linear scan, so the names are indexed first.
+void merge_properties(ojson& a, const ojson& b) {
+  auto& obj = a.get_ref<ojson::object_t&>();
+  std::unordered_map<std::string, size_t> at;
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    at.emplace(it->first, static_cast<size_t>(it - obj.begin()));
+  }
+  for (const auto& [p, ps] : b.items()) {
+    if (auto it = at.find(p); it != at.end()) {
+      conjoin((obj.begin() + static_cast<std::ptrdiff_t>(it->second))->second, ps);
+    } else {
+      at.emplace(p, obj.size());
+      obj.emplace_back(p, ps);  // the vector's own append: p is known to be new
+    }
+  }
 }
 
 bool requires_property(const ojson& s, const std::string& name) {
@@ -175,7 +220,7 @@ bool has_type(const ojson& v, const std::set<std::string>& types) {
   }
 }
 
-ojson merge_schemas(const ojson& a, const ojson& b, const std::string& where) {
+ojson merge_schemas(ojson a, const ojson& b, const std::string& where) {
   if (a.is_boolean() || b.is_boolean()) {
     if (a == ojson(false) || b == ojson(false)) {
       throw GrammarError(
@@ -187,7 +232,7 @@ ojson merge_schemas(const ojson& a, const ojson& b, const std::string& where) {
     throw GrammarError(
         fmt::format("the JSON Schemas that allOf merges at {} must be objects", where));
   }
-  ojson out = a;
+  ojson out = std::move(a);
   for (const auto& [k, v] : b.items()) {
     if (!out.contains(k)) {
       out[k] = v;
@@ -196,12 +241,11 @@ ojson merge_schemas(const ojson& a, const ojson& b, const std::string& where) {
     ojson& cur = out[k];
     if (cur == v || is_annotation(k)) continue;
     if (k == "properties" && cur.is_object() && v.is_object()) {
-      for (const auto& [p, ps] : v.items()) {
-        cur[p] = cur.contains(p) ? ojson{{"allOf", ojson::array({cur[p], ps})}} : ps;
-      }
+      merge_properties(cur, v);
     } else if (k == "required" && cur.is_array() && v.is_array()) {
+      std::set<ojson> seen = value_set(cur);
       for (const auto& r : v) {
-        if (std::find(cur.begin(), cur.end(), r) == cur.end()) cur.push_back(r);
+        if (seen.insert(r).second) cur.push_back(r);
       }
     } else if ((is_lower_bound(k) || is_upper_bound(k)) && cur.is_number() && v.is_number()) {
       const bool take_v = is_lower_bound(k) ? v.get<double>() > cur.get<double>()
@@ -217,14 +261,18 @@ ojson merge_schemas(const ojson& a, const ojson& b, const std::string& where) {
       }
       cur = type_json(t);
     } else if (k == "enum" && cur.is_array() && v.is_array()) {
+      const std::set<ojson> in_v = value_set(v);
       ojson both = ojson::array();
       for (const auto& x : cur) {
-        if (std::find(v.begin(), v.end(), x) != v.end()) both.push_back(x);
+        if (in_v.count(x)) both.push_back(x);
       }
       cur = both;
     } else if (k == "additionalProperties" || k == "items") {
-      cur = (cur == ojson(false) || v == ojson(false)) ? ojson(false)
-                                                       : ojson{{"allOf", ojson::array({cur, v})}};
+      if (cur == ojson(false) || v == ojson(false)) {
+        cur = false;
+      } else {
+        conjoin(cur, v);
+      }
     } else if (k == "nullable") {
       cur = cur == true && v == true;
     } else {
@@ -234,6 +282,45 @@ ojson merge_schemas(const ojson& a, const ojson& b, const std::string& where) {
     }
   }
   return out;
+}
+
+// A key for a $ref's sibling keywords that does not depend on their order (nor on annotations).
+std::string siblings_key(const ojson& s) {
+  std::vector<std::pair<std::string, std::string>> kv;
+  for (const auto& [k, v] : s.items()) {
+    if (k != "$ref" && !is_annotation(k)) kv.emplace_back(k, v.dump());
+  }
+  std::sort(kv.begin(), kv.end());
+  std::string out;
+  for (const auto& [k, v] : kv) {
+    out += k;
+    out += '\0';
+    out += v;
+    out += '\0';
+  }
+  return out;
+}
+
+// The JSON pointer that a "#..." reference stands for (URI fragments may percent-encode).
+std::string ref_pointer(const std::string& ref, const std::string& where) {
+  if (ref.empty() || ref[0] != '#') {
+    throw GrammarError(
+        fmt::format("'$ref' {} at {}: only references inside the schema (\"#/...\") "
+                    "are supported",
+                    ref, where));
+  }
+  std::string pointer;
+  for (size_t i = 1; i < ref.size(); ++i) {
+    if (ref[i] == '%' && i + 2 < ref.size() &&
+        std::isxdigit(static_cast<unsigned char>(ref[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(ref[i + 2]))) {
+      pointer += static_cast<char>(std::stoi(ref.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      pointer += ref[i];
+    }
+  }
+  return pointer;
 }
 
 bool disjoint(const ojson& a, const ojson& b) {

@@ -1,6 +1,7 @@
 #pragma once
 // Schema algebra that json_schema.cpp needs before it can write a grammar: which keywords are
-// annotations, which JSON types a schema allows, allOf merging, and oneOf disjointness.
+// annotations, which JSON types a schema allows, allOf merging, oneOf disjointness, and what a
+// $ref points at.
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -22,7 +23,16 @@ bool has_type(const ojson& value, const std::set<std::string>& types);
 
 // One schema that a value validates against exactly when it validates against both (allOf).
 // Throws GrammarError naming the keyword when the two cannot be merged.
-ojson merge_schemas(const ojson& a, const ojson& b, const std::string& where);
+// `a` is taken by value: a caller that is done with it moves it in.
+ojson merge_schemas(ojson a, const ojson& b, const std::string& where);
+
+// A key for a $ref's sibling keywords (the schema's keywords other than $ref and annotations)
+// that does not depend on their order; "" when there are none.
+std::string siblings_key(const ojson& s);
+
+// The JSON pointer that a "#..." reference stands for. Throws GrammarError for references out
+// of the document.
+std::string ref_pointer(const std::string& ref, const std::string& where);
 
 // Whether no value can validate against both alternatives (so oneOf may be treated as anyOf).
 // Conservative: false when unsure.
