@@ -74,14 +74,26 @@ TEST(Disconnect, WhileQueued) {
   running.post(kText, long_request(true));
   ASSERT_TRUE(running.read_until("data: {"));
   queued.post(kText, long_request(true));
-  ASSERT_TRUE(wait_state(h, RequestState::Queued));
-  queued.close();
-  // The queued one goes while the running one keeps going.
-  for (int i = 0; i < 1000 && h.loop().status().requests.size() > 1; ++i) {
+  // One snapshot must show both: an older one can show the running request still queued.
+  auto both_there = [&] {
+    const auto rs = h.loop().status().requests;
+    return rs.size() == 2 &&
+           (rs[0].state == RequestState::Queued) + (rs[1].state == RequestState::Queued) == 1;
+  };
+  for (int i = 0; i < 5000 && !both_there(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  ASSERT_EQ(h.loop().status().requests.size(), 1u);
-  EXPECT_NE(h.loop().status().requests[0].state, RequestState::Queued);
+  ASSERT_TRUE(both_there());
+  queued.close();
+  // The queued one goes while the running one keeps going.
+  auto only_running = [&] {
+    const auto rs = h.loop().status().requests;
+    return rs.size() == 1 && rs[0].state != RequestState::Queued;
+  };
+  for (int i = 0; i < 5000 && !only_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_TRUE(only_running());
   running.close();
   expect_freed(h, before, 2);
 }
