@@ -62,6 +62,25 @@ inline std::string ints(size_t n) {
   return s + "]";
 }
 
+// A chat history whose assistant turn called a tool with `arguments` (JSON text in a string).
+inline std::string chat_tool_history(const std::string& arguments) {
+  return R"({"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,)"
+         R"("tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":")" +
+         arguments + R"("}}]},{"role":"tool","tool_call_id":"c1","content":"ok"}],"max_tokens":4})";
+}
+
+// The same history as Responses input items.
+inline std::string responses_tool_history(const std::string& arguments) {
+  return R"({"input":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"c1",)"
+         R"("name":"f","arguments":")" +
+         arguments + R"("},{"type":"function_call_output","call_id":"c1","output":"ok"}]})";
+}
+
+// {\"a\":[[...]]} as it stands inside a JSON string: an object nesting depth + 1.
+inline std::string nested_arguments(int depth) {
+  return "{\\\"a\\\":" + std::string(depth, '[') + std::string(depth, ']') + "}";
+}
+
 }  // namespace seeds
 
 inline std::vector<HttpSeed> valid_seeds() {
@@ -155,6 +174,10 @@ inline std::vector<HttpSeed> valid_seeds() {
        {200}},
       {"expect-continue", post(chat_path, chat(), "Expect: 100-continue\r\n"), {503}},
       {"x-api-key", "GET /v1/models HTTP/1.1\r\nHost: x\r\nx-api-key: fuzz-key\r\n\r\n", {200}},
+      {"chat-tool-history", post(chat_path, chat_tool_history(nested_arguments(8))), {503}},
+      {"responses-tool-history",
+       post("/v1/responses", responses_tool_history(nested_arguments(8))),
+       {503}},
   };
 }
 
@@ -226,6 +249,20 @@ inline std::vector<HttpSeed> hostile_seeds() {
        {400}},
       {"deep-json", post(chat_path, deep), {400}},
       {"deep-json-in-string", post(chat_path, "{\"messages\":\"" + deep + "\"}"), {400}},
+      // JSON text inside a string, parsed again: the body's nesting bound holds there too.
+      {"deep-tool-arguments", post(chat_path, chat_tool_history(nested_arguments(25000))), {400}},
+      {"deep-tool-arguments-past-bound",
+       post(chat_path, chat_tool_history(nested_arguments(64))),
+       {400}},
+      {"deep-responses-arguments",
+       post("/v1/responses", responses_tool_history(nested_arguments(25000))),
+       {400}},
+      {"deep-tool-use-input",
+       post("/v1/messages",
+            R"({"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[)"
+            R"({"type":"tool_use","id":"t1","name":"f","input":{"a":)" +
+                std::string(25000, '[') + std::string(25000, ']') + "}}]}]}"),
+       {400}},
       {"huge-token-array", post(cmpl, "{\"prompt\":" + ints(kFuzzCtx + 1) + "}"), {400}},
       {"huge-message-array",
        post(chat_path,

@@ -87,18 +87,24 @@ std::string ProtectedStrings::protect(std::string_view text) const {
   return out;
 }
 
-void ProtectedStrings::protect(nlohmann::ordered_json& value) const {
-  if (value.is_string()) {
-    value = protect(value.get_ref<const std::string&>());
-  } else if (value.is_array()) {
-    for (auto& v : value) protect(v);
-  } else if (value.is_object()) {
-    nlohmann::ordered_json out = nlohmann::ordered_json::object();
-    for (auto& [k, v] : value.items()) {
-      protect(v);
-      out[protect(k)] = std::move(v);
+// An explicit stack, not recursion: the context holds what clients sent, so its depth must not
+// decide how deep this thread's stack goes.
+void ProtectedStrings::protect(nlohmann::ordered_json& root) const {
+  std::vector<nlohmann::ordered_json*> todo = {&root};
+  while (!todo.empty()) {
+    nlohmann::ordered_json& value = *todo.back();
+    todo.pop_back();
+    if (value.is_string()) {
+      value = protect(value.get_ref<const std::string&>());
+    } else if (value.is_array()) {
+      for (auto& v : value) todo.push_back(&v);
+    } else if (value.is_object()) {
+      nlohmann::ordered_json out = nlohmann::ordered_json::object();
+      for (auto& [k, v] : value.items()) out[protect(k)] = std::move(v);
+      value = std::move(out);
+      // Children are rewritten in place from here on, so these addresses stay valid.
+      for (auto& v : value) todo.push_back(&v);
     }
-    value = std::move(out);
   }
 }
 

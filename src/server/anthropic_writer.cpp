@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "server/sse.h"
+#include "util/json_depth.h"
 
 namespace baton::server {
 
@@ -31,7 +32,7 @@ json anthropic_usage(const Usage& u) {
 // A finished call's arguments are a JSON object; anything else (a call cut short by max_tokens
 // while streaming) has no object to show, so its input is empty.
 json tool_input(const std::string& arguments) {
-  json v = json::parse(arguments, nullptr, false);
+  json v = util::parse_json_bounded<json>(arguments);
   return v.is_object() ? v : json::object();
 }
 

@@ -9,6 +9,7 @@
 
 #include "server/default_templates.h"
 #include "server/errors.h"
+#include "util/json_depth.h"
 
 namespace baton::server {
 
@@ -30,7 +31,12 @@ chat::ChatTemplate compile(const std::string& source, const std::string& origin)
 // The server's kwargs as an object; throws when --chat-template-kwargs is not one.
 ojson kwargs_object(const std::string& text) {
   if (text.empty()) return ojson::object();
-  ojson kw = ojson::parse(text, nullptr, false);
+  ojson kw;
+  if (util::parse_json_text(text, kw) == util::JsonText::too_deep) {
+    throw std::runtime_error(
+        fmt::format("--chat-template-kwargs nests deeper than {} levels; pass a flatter object",
+                    util::kMaxJsonDepth));
+  }
   if (kw.is_discarded() || !kw.is_object()) {
     throw std::runtime_error(
         "--chat-template-kwargs must be a JSON object, e.g. '{\"enable_thinking\": false}'");

@@ -64,7 +64,7 @@ ojson parse_arguments(const ojson& args, const std::string& param, size_t& bytes
   const auto& text = args.get_ref<const std::string&>();
   bytes += text.size();
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) return ojson::object();
-  ojson parsed = ojson::parse(text, nullptr, false);
+  ojson parsed = fields::json_text(text, param);
   if (parsed.is_discarded() || !parsed.is_object()) {
     throw bad_request(param + " is not a JSON object; send the arguments the model produced",
                       param);

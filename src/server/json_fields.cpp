@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "server/errors.h"
+#include "util/json_depth.h"
 
 namespace baton::server::fields {
 
@@ -87,6 +88,17 @@ std::optional<std::string> string(const json& obj, const char* key) {
     throw bad_request(fmt::format("'{}' must be a string, got {}", key, type_name(*v)), key);
   }
   return v->get<std::string>();
+}
+
+nlohmann::ordered_json json_text(std::string_view text, const std::string& param) {
+  nlohmann::ordered_json out;
+  if (util::parse_json_text(text, out) == util::JsonText::too_deep) {
+    throw bad_request(fmt::format("{} nests arrays and objects deeper than {} levels, the most "
+                                  "JSON in a request may; send it less deeply nested",
+                                  param, util::kMaxJsonDepth),
+                      param);
+  }
+  return out;
 }
 
 }  // namespace baton::server::fields

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace baton::server::fields {
 
@@ -16,5 +17,10 @@ std::optional<std::string> string(const nlohmann::json& obj, const char* key);
 std::string type_name(const nlohmann::json& v);
 // The same for any nlohmann document type (ordered_json shares the value_t enum).
 std::string type_name(nlohmann::json::value_t t);
+
+// JSON text a client sent inside a string field (a tool call's arguments), parsed under the
+// request body's nesting bound: deeper → ApiError(400) naming `param` and the bound; not JSON
+// → a discarded value, for the caller to say what it expected.
+nlohmann::ordered_json json_text(std::string_view text, const std::string& param);
 
 }  // namespace baton::server::fields

@@ -4,6 +4,7 @@
 
 #include "server/errors.h"
 #include "server/json_fields.h"
+#include "util/json_depth.h"
 
 namespace baton::server {
 
@@ -11,31 +12,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kMaxJsonDepth = 64;
 constexpr size_t kMaxStops = 4;
-
-// nlohmann's parser recurses per nesting level; a body of 8 MB of '[' would overflow the stack,
-// so depth is checked with a flat scan first.
-bool nesting_within(const std::string& s, int max_depth) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return false;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return true;
-}
 
 void parse_stop(const json& obj, CommonRequest& out) {
   auto it = obj.find("stop");
@@ -186,8 +163,8 @@ class BoundedDom {
 }  // namespace
 
 json parse_json_object(const std::string& body, size_t max_array_items, int32_t ctx) {
-  if (!nesting_within(body, kMaxJsonDepth)) {
-    throw bad_request(fmt::format("request body nests deeper than {} levels", kMaxJsonDepth));
+  if (!util::json_nesting_within(body)) {
+    throw bad_request(fmt::format("request body nests deeper than {} levels", util::kMaxJsonDepth));
   }
   json j;
   BoundedDom dom(j, max_array_items, ctx);

@@ -191,7 +191,7 @@ class InputReader {
     const bool object_text = args->is_string() && [&] {
       const auto& s = args->get_ref<const std::string&>();
       if (s.find_first_not_of(" \t\r\n") == std::string::npos) return true;
-      ojson parsed = ojson::parse(s, nullptr, false);
+      ojson parsed = fields::json_text(s, where + ".arguments");
       return !parsed.is_discarded() && parsed.is_object();
     }();
     if (!object_text && !args->is_object()) {

@@ -4,6 +4,7 @@
 
 #include "toolcall/json_scan.h"
 #include "toolcall/markup_scan.h"
+#include "util/json_depth.h"
 
 namespace baton::toolcall {
 
@@ -24,7 +25,7 @@ constexpr std::string_view kEndThinking = "<|END_THINKING|>";
 
 // The list's items as calls; false when an item is not a call.
 bool read_calls(std::string_view list, ParsedOutput& out) {
-  auto items = nlohmann::ordered_json::parse(list, nullptr, false);
+  auto items = util::parse_json_bounded<nlohmann::ordered_json>(list);
   if (!items.is_array()) return false;
   for (const auto& item : items) {
     if (!item.is_object() || !item.contains("tool_name") || !item["tool_name"].is_string())

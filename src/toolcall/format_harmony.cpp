@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "toolcall/markup_text.h"
+#include "util/json_depth.h"
 
 namespace baton::toolcall {
 
@@ -36,7 +37,7 @@ bool add_call(const Header& h, std::string_view body, bool complete, ParsedOutpu
   if (name.rfind("functions.", 0) == 0) name = name.substr(10);
   std::string_view args = markup::trim(body);
   if (complete) {
-    auto parsed = nlohmann::json::parse(args, nullptr, false);
+    auto parsed = util::parse_json_bounded<nlohmann::json>(args);
     if (parsed.is_discarded() || !parsed.is_object()) return false;
   }
   out.calls.push_back({"", name, std::string(args)});

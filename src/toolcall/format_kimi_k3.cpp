@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "toolcall/markup_scan.h"
+#include "util/json_depth.h"
 
 namespace baton::toolcall {
 
@@ -150,7 +151,7 @@ class CallReader {
     size_t stop = c_.find("<|close|>json<|sep|>");
     if (stop == markup::npos) return Block::incomplete;
     auto args =
-        nlohmann::ordered_json::parse(c_.text.substr(c_.pos, stop - c_.pos), nullptr, false);
+        util::parse_json_bounded<nlohmann::ordered_json>(c_.text.substr(c_.pos, stop - c_.pos));
     if (!args.is_object()) return Block::malformed;
     out_.calls.back().arguments = args.dump();
     c_.pos = stop + std::string_view("<|close|>json<|sep|>").size();

@@ -37,8 +37,11 @@ bool header_like(std::string_view header) {
   return h.starts_with("to=") || std::string_view("to=").starts_with(h);
 }
 
+// The recipient of a finished header; "" when it names none (an empty header, or only a
+// beginning of "to=": header_like accepts those while the header may still grow).
 std::string recipient(std::string_view header) {
-  return std::string(markup::first_word(markup::trim(header).substr(3)));
+  std::string_view h = markup::trim(header);
+  return h.starts_with("to=") ? std::string(markup::first_word(h.substr(3))) : std::string();
 }
 
 }  // namespace
@@ -81,6 +84,12 @@ ParsedOutput MuseFormat::parse(std::string_view text, bool final) const {
       break;  // a header still being written
     }
     auto [end, consumed] = markup::find_body_end(text, pos, kEnds, kNextMessage);
+    if (end == msg_start && consumed == 0) {
+      // Another role's <|start|> where a message begins: its marker is all this loop would
+      // read, so step over it or the loop never moves.
+      pos += kNextMessage.size();
+      continue;
+    }
     bool complete = end != markup::npos || final;
     std::string_view body = text.substr(pos, (end == markup::npos ? text.size() : end) - pos);
     if (!complete) body.remove_suffix(markup::body_held_back(body, kEnds));

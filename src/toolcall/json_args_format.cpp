@@ -6,6 +6,7 @@
 
 #include "toolcall/json_scan.h"
 #include "toolcall/markup_scan.h"
+#include "util/json_depth.h"
 
 namespace baton::toolcall {
 
@@ -65,7 +66,7 @@ class CallReader {
     }
     size_t end = scan.end;
     std::string_view object = c_.text.substr(start, end - start);
-    auto parsed = nlohmann::json::parse(object, nullptr, false);
+    auto parsed = util::parse_json_bounded<nlohmann::json>(object);
     if (parsed.is_discarded() || !parsed.is_object()) return Block::malformed;
     call.arguments = object;
     c_.pos = end;

@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "util/json_depth.h"
+
 namespace baton::toolcall::json {
 namespace {
 
@@ -149,13 +151,13 @@ Scan scan_value(std::string_view text, size_t pos) {
 }
 
 std::optional<std::string> decode_string(std::string_view token) {
-  auto j = nlohmann::json::parse(token, nullptr, /*allow_exceptions=*/false);
+  auto j = util::parse_json_bounded<nlohmann::json>(token);
   if (!j.is_string()) return std::nullopt;
   return j.get<std::string>();
 }
 
 bool is_object(std::string_view text) {
-  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto j = util::parse_json_bounded<nlohmann::json>(text);
   return j.is_object();
 }
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "toolcall/markup_text.h"
+#include "util/json_depth.h"
 
 namespace baton::toolcall::loose {
 
@@ -10,7 +11,7 @@ using json::Status;
 
 namespace {
 
-constexpr int kMaxDepth = 64;  // deeper nesting is not a tool's arguments
+constexpr int kMaxDepth = util::kMaxJsonDepth;  // deeper nesting is not a tool's arguments
 
 bool is_word_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -133,7 +134,7 @@ class Converter {
     while (end < text_.size() && is_number_char(text_[end])) ++end;
     if (end == text_.size()) return {Status::partial, end};  // more digits may follow
     std::string_view token = text_.substr(pos, end - pos);
-    auto parsed = nlohmann::json::parse(token, nullptr, false);
+    auto parsed = util::parse_json_bounded<nlohmann::json>(token);
     if (parsed.is_discarded() || !parsed.is_number()) return {Status::invalid, pos};
     out_ += token;
     return {Status::complete, end};

@@ -1,6 +1,7 @@
 #include "toolcall/param_schema.h"
 
 #include "toolcall/markup_text.h"
+#include "util/json_depth.h"
 
 namespace baton::toolcall {
 
@@ -45,7 +46,7 @@ ParamKind ParamSchemas::kind(std::string_view tool, std::string_view param) cons
 std::string param_json(std::string_view raw, ParamKind kind) {
   if (kind != ParamKind::string) {
     std::string_view v = markup::trim(raw);
-    auto parsed = nlohmann::ordered_json::parse(v, nullptr, false);
+    auto parsed = util::parse_json_bounded<nlohmann::ordered_json>(v);
     bool structured = parsed.is_object() || parsed.is_array();
     if (!parsed.is_discarded() && (kind == ParamKind::json || structured))
       return parsed.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);

@@ -44,5 +44,35 @@ TEST(ProtectedStrings, TemplateTextIsUntouchedAndBrokenSentinelsStayAsTheyAre) {
   EXPECT_TRUE(r.literal.empty());
 }
 
+// The walk keeps its own stack: how deeply a context nests (it holds what clients sent) does
+// not decide how deep this thread's stack goes. 200,000 levels, alternating arrays and
+// objects, with the protected text at the bottom and in every object's key.
+TEST(ProtectedStrings, DeepContextIsWalkedWithoutRecursion) {
+  ProtectedStrings p({"<s>"});
+  constexpr int kDepth = 200000;
+  ojson v = "x<s>";
+  for (int i = 0; i < kDepth; ++i) {
+    ojson outer = i % 2 ? ojson::object() : ojson::array();
+    if (i % 2)
+      outer["k<s>"] = std::move(v);
+    else
+      outer.push_back(std::move(v));
+    v = std::move(outer);
+  }
+  p.protect(v);
+  const ojson* at = &v;
+  for (int i = kDepth - 1; i >= 0; --i) {
+    if (i % 2) {
+      ASSERT_TRUE(at->is_object() && at->size() == 1u) << i;
+      ASSERT_EQ(at->begin().key().find("<s>"), std::string::npos) << i;
+    } else {
+      ASSERT_TRUE(at->is_array() && at->size() == 1u) << i;
+    }
+    at = &at->front();
+  }
+  ASSERT_TRUE(at->is_string());
+  EXPECT_EQ(p.restore(at->get<std::string>()).text, "x<s>");
+}
+
 }  // namespace
 }  // namespace baton::chat

@@ -287,6 +287,17 @@ TEST(AnthropicWriter, AnswerJson) {
   EXPECT_EQ(j["stop_reason"], "max_tokens");
 }
 
+// A call's arguments are the model's text: nested past the JSON bound they are no object to
+// show (the body, dumped, would otherwise recurse once per level).
+TEST(AnthropicWriter, DeepArgumentsGiveAnEmptyInput) {
+  const std::string deep = "{\"a\":" + std::string(25000, '[') + std::string(25000, ']') + "}";
+  auto msg = parsed("", "", {{"call_1", "f", deep}});
+  json j = writer().answer_json({result("stop", msg)}, Usage{});
+  ASSERT_EQ(j["content"].size(), 1u) << j.dump().substr(0, 200);
+  EXPECT_EQ(j["content"][0]["input"], json::object());
+  EXPECT_FALSE(j.dump().empty());
+}
+
 // ---- over HTTP ----
 
 httplib::Result post(httplib::Client& c, const std::string& path, const json& body,

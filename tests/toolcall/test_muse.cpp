@@ -74,6 +74,22 @@ TEST(MuseFormat, MalformedCallsAreContent) {
   }
 }
 
+// A <|start|> that opens no assistant message (another role, or text after it) used to leave
+// the parse where it was, forever; a header shorter than "to=" threw out_of_range. Every
+// parse now ends, and the marker never shows.
+TEST(MuseFormat, StartOfAnotherRoleEnds) {
+  auto f = make();
+  for (const std::string text :
+       {"<|start|>", "<|start|>user<|message|>hi<|eot|>", "a<|eom|><|start|>x",
+        "<|start|><|start|>", "<|message|>hi", "t<|message|>hi", " to<|message|>hi<|eot|>"}) {
+    for (bool final : {false, true}) {
+      ParsedOutput out = f->parse(text, final);
+      EXPECT_EQ(out.content.find("<|start|>"), std::string::npos) << text;
+      EXPECT_TRUE(out.calls.empty()) << text;
+    }
+  }
+}
+
 TEST(MuseFormat, RoundTrips) {
   RoundTripOptions o;
   o.end_markers = {"<|eot|>", "<|eom|>"};
