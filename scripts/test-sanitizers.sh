@@ -15,7 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
 JOBS=${JOBS:-$(nproc)}
-ASAN_TESTS=(gguf tokenizer kv kernels model sched server chat toolcall grammar pull)
+ASAN_TESTS=(util gguf tokenizer kv kernels model sched server chat toolcall grammar pull)
 TSAN_TESTS=(sched kv kernels server)
 
 # LeakSanitizer works here; UB and the first ASan report stop the test run.
