@@ -4,6 +4,7 @@
 
 #include "server/errors.h"
 #include "server/json_fields.h"
+#include "server/stop_set.h"
 
 namespace baton::server {
 
@@ -58,6 +59,7 @@ void parse_stop(const json& obj, CommonRequest& out) {
   for (const auto& s : out.stop) {
     if (s.empty()) throw bad_request("'stop' strings must not be empty", "stop");
   }
+  check_stop_bytes(out.stop, "stop");
 }
 
 void parse_sampling(const json& obj, engine::SamplingParams& sp) {
