@@ -78,6 +78,13 @@ void apply_penalties(const SamplingParams& p, const std::vector<int32_t>& histor
   }
 }
 
+// A masked-out token (-inf) stays out whatever its bias.
+void apply_bias(const LogitBias& bias, float* l, int32_t n) {
+  for (const auto& [id, b] : bias) {
+    if (id >= 0 && id < n) l[id] += b;
+  }
+}
+
 // Distances from the largest logit that bound the bands gather_head takes, widening by about
 // 1.3: each band costs a pass over the vocabulary, and only the last one is put in order.
 constexpr float kBands[] = {1, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 32, 48, 64};
@@ -216,8 +223,10 @@ SampledToken Sampler::sample(const float* logits, int32_t n_vocab,
   if (n_vocab <= 0) return out;
   const float* l = logits;
   const bool penalise = penalties_apply(p_, history);
-  if (allowed || penalise) {
-    // Only a mask or penalties need a copy; otherwise every pass reads the logits as given.
+  const bool bias = p_.logit_bias && !p_.logit_bias->empty();
+  if (allowed || penalise || bias) {
+    // Only a mask, a bias or penalties need a copy; otherwise every pass reads the logits as
+    // given.
     Scratch& s = scratch();
     s.logits.resize(n_vocab);
     if (!allowed) {
@@ -225,6 +234,7 @@ SampledToken Sampler::sample(const float* logits, int32_t n_vocab,
     } else if (!mask_logits(logits, n_vocab, *allowed, s.logits.data())) {
       return out;
     }
+    if (bias) apply_bias(*p_.logit_bias, s.logits.data(), n_vocab);
     if (penalise) apply_penalties(p_, history, s.logits.data(), n_vocab, s.window);
     l = s.logits.data();
   }

@@ -1,5 +1,5 @@
 #pragma once
-// Turns logits into the next token: penalties over recent history, then greedy or
+// Turns logits into the next token: the logit bias, penalties over recent history, then greedy or
 // top-k → top-p → min-p → temperature → a draw from the request's own seeded PRNG.
 #include <cstdint>
 #include <utility>

@@ -15,6 +15,7 @@
 #include "sched/engine_loop.h"
 #include "server/answer_writer.h"
 #include "server/http_types.h"
+#include "server/stop_set.h"
 #include "server/text_codec.h"
 
 namespace baton::server {
@@ -33,7 +34,7 @@ struct AnswerPlan {
   bool logprobs = false;     // send logprobs (they are also collected for best_of)
   bool single_call = false;  // parallel_tool_calls false: only each choice's first call is sent
   bool show_special = false;
-  std::vector<std::string> stop;
+  std::shared_ptr<const StopSet> stop;  // shared by every choice (null: none)
   // best_of: keep this many choices per group, those with the highest mean token logprob
   // (0: keep all). Never streamed.
   size_t keep_best = 0;

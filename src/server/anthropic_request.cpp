@@ -8,6 +8,7 @@
 
 #include "server/errors.h"
 #include "server/json_fields.h"
+#include "server/stop_set.h"
 #include "util/log.h"
 
 namespace baton::server {
@@ -435,6 +436,7 @@ void parse_stop_sequences(const json& obj, CommonRequest& out) {
     }
     out.stop.push_back(s.get<std::string>());
   }
+  check_stop_bytes(out.stop, "stop_sequences");
 }
 
 // max_tokens is required by Anthropic, and its clients ask for a lot (Claude Code: 32000). A

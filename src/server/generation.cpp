@@ -5,7 +5,7 @@ namespace baton::server {
 using sched::FinishReason;
 
 Generation::Generation(std::shared_ptr<sched::RequestHandle> handle, const TextCodec& codec,
-                       std::vector<std::string> stop, bool want_logprobs,
+                       std::shared_ptr<const StopSet> stop, bool want_logprobs,
                        const std::vector<int32_t>& prompt, bool show_special)
     : handle_(std::move(handle)),
       codec_(codec),

@@ -27,8 +27,8 @@ class Generation {
  public:
   // `show_special`: control tokens are decoded as their text (TextCodec::stream).
   Generation(std::shared_ptr<sched::RequestHandle> handle, const TextCodec& codec,
-             std::vector<std::string> stop, bool want_logprobs, const std::vector<int32_t>& prompt,
-             bool show_special = false);
+             std::shared_ptr<const StopSet> stop, bool want_logprobs,
+             const std::vector<int32_t>& prompt, bool show_special = false);
   ~Generation();  // cancels a request that has not finished
   Generation(const Generation&) = delete;
   Generation& operator=(const Generation&) = delete;

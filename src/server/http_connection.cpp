@@ -1,5 +1,6 @@
 #include "server/http_connection.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <boost/asio/post.hpp>
@@ -19,6 +20,11 @@ namespace {
 
 constexpr size_t kReadBufferMax = 1 << 20;  // head limit + body read-ahead
 constexpr size_t kLingerBytes = 1 << 20;    // leftovers read (and dropped) before a close
+// Pipelined bytes read while a response is pending; then the peer is polled for a close. A
+// close is seen only once what the peer sent before it fits here and in the kernel's receive
+// window, so this is well above a pipelined head and a usual body, and below kReadBufferMax.
+constexpr size_t kPipelinedReadAhead = 256 << 10;
+constexpr std::chrono::milliseconds kPeerPollInterval{200};
 
 bool is_disconnect(const beast::error_code& ec) {
   return ec == net::error::eof || ec == net::error::connection_reset ||
@@ -62,7 +68,8 @@ Connection::Connection(tcp::socket sock, std::shared_ptr<Hub> hub)
       hub_(std::move(hub)),
       buffer_(kReadBufferMax),
       keepalive_timer_(stream_.get_executor()),
-      deadline_timer_(stream_.get_executor()) {
+      deadline_timer_(stream_.get_executor()),
+      peer_timer_(stream_.get_executor()) {
   set_phase(Phase::Idle);
 }
 
@@ -291,6 +298,7 @@ void Connection::start_async(std::shared_ptr<AsyncBody> body) {
   wake_->conn = weak_from_this();
   wake_->exec = stream_.get_executor();
   body_->set_wakeup([link = wake_] { link->wake(); });
+  ++watch_seq_;  // a watch left from an earlier response on this connection ends
   watch_peer();
   last_write_ = Clock::now();
   if (streaming_) {
@@ -386,24 +394,51 @@ void Connection::write_chunk(std::string bytes, bool last) {
   net::async_write(stream_, http::make_chunk(net::buffer(*data)), std::move(done));
 }
 
-// Notices a client that hangs up while its answer is still being generated.
+// Notices a client that hangs up while its answer is still being generated. Bytes it pipelines
+// meanwhile are read into buffer_, where the next request's head is parsed from, so the close
+// that may follow them is still seen; past kPipelinedReadAhead the socket is polled instead.
 void Connection::watch_peer() {
-  stream_.socket().async_wait(
-      tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
-        if (ec || !self->body_ || self->phase() != Phase::Responding) return;
-        // A raw non-blocking peek: Asio's own receive() would block this I/O thread when the
-        // readiness was stale (the bytes already taken by a read).
-        char c;
-        ssize_t n = ::recv(self->stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-          return self->watch_peer();
-        }
-        if (n <= 0) {
-          self->body_->abandon("client closed the connection");
-          return self->close();
-        }
-        // A pipelined request: the client is alive; it is read after this response.
-      });
+  stream_.socket().async_wait(tcp::socket::wait_read,
+                              [self = shared_from_this(), seq = watch_seq_](beast::error_code ec) {
+                                if (ec || !self->watching(seq)) return;
+                                self->on_peer_readable();
+                              });
+}
+
+bool Connection::watching(uint64_t seq) const {
+  return seq == watch_seq_ && body_ && phase() == Phase::Responding;
+}
+
+void Connection::on_peer_readable() {
+  if (buffer_.size() >= kPipelinedReadAhead) return poll_peer_later();
+  // A raw non-blocking read: Asio's own receive() would block this I/O thread when the
+  // readiness was stale (the bytes already taken by a read).
+  auto room = buffer_.prepare(std::min<size_t>(4096, kPipelinedReadAhead - buffer_.size()));
+  ssize_t n = ::recv(stream_.socket().native_handle(), room.data(), room.size(), MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return watch_peer();
+  if (n <= 0) return peer_gone();
+  // A pipelined request: kept for when this response is done.
+  buffer_.commit(static_cast<size_t>(n));
+  watch_peer();
+}
+
+// The read-ahead is full, so readiness would report the same unread bytes again and again:
+// ask the kernel now and then whether the peer has shut its side instead.
+void Connection::poll_peer_later() {
+  peer_timer_.expires_after(kPeerPollInterval);
+  peer_timer_.async_wait([self = shared_from_this(), seq = watch_seq_](beast::error_code ec) {
+    if (ec || !self->watching(seq)) return;
+    pollfd p{self->stream_.socket().native_handle(), POLLRDHUP, 0};
+    if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) {
+      return self->peer_gone();
+    }
+    self->poll_peer_later();
+  });
+}
+
+void Connection::peer_gone() {
+  body_->abandon("client closed the connection");
+  close();
 }
 
 void Connection::arm_keepalive() {
@@ -470,6 +505,7 @@ void Connection::close() {
   beast::error_code ec;
   keepalive_timer_.cancel();
   deadline_timer_.cancel();
+  peer_timer_.cancel();
   stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
   stream_.socket().close(ec);
 }

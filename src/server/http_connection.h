@@ -95,6 +95,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void pump(bool keepalive_due);
   void write_chunk(std::string bytes, bool last);
   void watch_peer();
+  bool watching(uint64_t seq) const;
+  void on_peer_readable();
+  void poll_peer_later();
+  void peer_gone();
   void arm_keepalive();
   void after_response(bool keep_alive);
   void fail(const ApiError& e);
@@ -114,6 +118,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // past its deadline still gets a 408.
   boost::asio::steady_timer deadline_timer_;
   uint64_t deadline_seq_ = 0;
+  // The peer watch of the response in progress (watch_peer); a callback of an earlier one sees
+  // another number and ends.
+  boost::asio::steady_timer peer_timer_;
+  uint64_t watch_seq_ = 0;
   bool deadline_hit_ = false;
   std::atomic<Phase> phase_{Phase::Idle};
   std::atomic<int64_t> phase_since_ns_{0};

@@ -1,6 +1,7 @@
 // GET /health, /v1/models, /metrics, /status; POST /tokenize, /detokenize.
 #include <fmt/format.h>
 
+#include "server/answer_job.h"
 #include "server/errors.h"
 #include "server/json_fields.h"
 #include "server/openai_schema.h"
@@ -50,32 +51,61 @@ void handle_model(const ServeContext& c, const HttpRequest& req, HttpResponse& r
   send_json(res, model_json(c));
 }
 
+// The bounds of the completion routes: text longer than --ctx tokens could cover is refused
+// before it is tokenized, and an answer never lists more than --ctx tokens, so neither the
+// tokenizer's work nor the answer grows with what a client sends.
 void handle_tokenize(const ServeContext& c, const HttpRequest& req, HttpResponse& res) {
-  json body = parse_json_object(req.body);
-  auto content = fields::string(body, "content");
-  if (!content) throw bad_request("'content' (a string) is required", "content");
+  const RequestLimits limits = request_limits(c);
+  json body = parse_json_object(req.body, limits.max_array_items, limits.ctx);
+  auto it = body.find("content");
+  if (it == body.end() || !it->is_string()) {
+    throw bad_request("'content' (a string) is required", "content");
+  }
+  const std::string& content = it->get_ref<const std::string&>();
+  if (limits.max_prompt_bytes > 0 && content.size() > limits.max_prompt_bytes) {
+    throw ApiError(400,
+                   fmt::format("'content' is {} bytes, more than the context (--ctx) of {} tokens "
+                               "can hold ({} bytes at most); send it in parts",
+                               content.size(), limits.ctx, limits.max_prompt_bytes),
+                   "content", "invalid_request_error", "context_length_exceeded");
+  }
   bool add_special = fields::boolean(body, "add_special").value_or(false);
   bool parse_special = fields::boolean(body, "parse_special").value_or(true);
   bool with_pieces = fields::boolean(body, "with_pieces").value_or(false);
-  auto ids = c.codec.encode(*content, add_special && c.codec.default_add_bos(), parse_special);
-  json tokens = json::array();
-  for (int32_t id : ids) {
-    if (with_pieces) {
-      tokens.push_back({{"id", id}, {"piece", c.codec.piece(id)}});
-    } else {
-      tokens.push_back(id);
-    }
+  auto ids = c.codec.encode(content, add_special && c.codec.default_add_bos(), parse_special);
+  if (limits.ctx > 0 && ids.size() > static_cast<size_t>(limits.ctx)) {
+    throw ApiError(400,
+                   fmt::format("'content' is {} tokens, more than the context (--ctx) of {}; "
+                               "send it in parts",
+                               ids.size(), limits.ctx),
+                   "content", "invalid_request_error", "context_length_exceeded");
   }
-  send_json(res, {{"tokens", tokens}});
+  // Written as text: a JSON document of one object per token costs many times the answer.
+  std::string out = R"({"tokens":[)";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) out += ',';
+    if (!with_pieces) {
+      out += std::to_string(ids[i]);
+      continue;
+    }
+    out += R"({"id":)" + std::to_string(ids[i]) + R"(,"piece":)" +
+           json(c.codec.piece(ids[i])).dump(-1, ' ', false, json::error_handler_t::replace) + "}";
+  }
+  out += "]}";
+  res.content_type = "application/json";
+  res.body = std::move(out);
 }
 
+// At most --ctx ids (refused while the JSON is parsed), so the text stays bounded too.
 void handle_detokenize(const ServeContext& c, const HttpRequest& req, HttpResponse& res) {
-  json body = parse_json_object(req.body);
+  const RequestLimits limits = request_limits(c);
+  json body = parse_json_object(req.body, limits.max_array_items, limits.ctx);
   auto it = body.find("tokens");
   if (it == body.end() || !it->is_array()) {
     throw bad_request("'tokens' (an array of token ids) is required", "tokens");
   }
   std::vector<int32_t> ids;
+  ids.reserve(it->size());
   for (const auto& t : *it) {
     if (!t.is_number_integer()) throw bad_request("'tokens' entries must be integers", "tokens");
     int64_t id = t.get<int64_t>();

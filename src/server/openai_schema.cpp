@@ -4,6 +4,8 @@
 
 #include "server/errors.h"
 #include "server/json_fields.h"
+#include "server/sampling_fields.h"
+#include "server/stop_set.h"
 #include "util/json_depth.h"
 
 namespace baton::server {
@@ -35,6 +37,7 @@ void parse_stop(const json& obj, CommonRequest& out) {
   for (const auto& s : out.stop) {
     if (s.empty()) throw bad_request("'stop' strings must not be empty", "stop");
   }
+  check_stop_bytes(out.stop, "stop");
 }
 
 void parse_sampling(const json& obj, engine::SamplingParams& sp) {
@@ -81,6 +84,7 @@ void parse_common(const json& obj, const RequestLimits& limits, CommonRequest& o
     out.n = static_cast<int32_t>(*v);
   }
   parse_sampling(obj, out.sampling);
+  parse_extra_sampling(obj, limits.n_vocab, out.sampling);
   parse_stop(obj, out);
   if (auto v = fields::boolean(obj, "ignore_eos")) out.ignore_eos = *v;
   if (auto v = fields::string(obj, "user")) out.user = *v;
@@ -197,6 +201,8 @@ ChatRequest parse_chat_request(const std::string& body, const RequestLimits& lim
   // Parsed again with key order kept for the template; the checks above bounded its size.
   const auto ordered = nlohmann::ordered_json::parse(body);
   out.chat = parse_chat_fields(ordered);
+  refuse_unserved_chat_fields(obj);
+  apply_reasoning_effort(obj, out.chat.template_kwargs);
   keep_schema_order(out.common.constraint, ordered);
   check_prompt_bytes(out.chat.text_bytes, limits, "messages");
   return out;

@@ -17,8 +17,9 @@ namespace baton::server {
 class StopStringCondition : public sched::StopCondition {
  public:
   // `codec` must outlive the condition (the server's codec lives as long as the engine loop).
-  StopStringCondition(const TextCodec& codec, std::vector<std::string> stop,
-                      const std::vector<int32_t>& prompt);
+  // `show_special` as the request's Generation decodes, so that both see the same text.
+  StopStringCondition(const TextCodec& codec, std::shared_ptr<const StopSet> stop,
+                      const std::vector<int32_t>& prompt, bool show_special = false);
   bool on_token(int32_t token) override;
 
  private:
@@ -26,7 +27,11 @@ class StopStringCondition : public sched::StopCondition {
   StopMatcher matcher_;
 };
 
-// nullptr when there is no non-empty stop string (nothing for the loop to check).
+// nullptr when there is no non-empty stop string (nothing for the loop to check). Every choice's
+// condition shares `stop`.
+std::shared_ptr<sched::StopCondition> make_stop_condition(
+    const TextCodec& codec, const std::shared_ptr<const StopSet>& stop,
+    const std::vector<int32_t>& prompt, bool show_special = false);
 std::shared_ptr<sched::StopCondition> make_stop_condition(const TextCodec& codec,
                                                           const std::vector<std::string>& stop,
                                                           const std::vector<int32_t>& prompt);

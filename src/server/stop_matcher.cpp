@@ -1,48 +1,45 @@
 #include "server/stop_matcher.h"
 
-#include <algorithm>
-
 namespace baton::server {
 
-StopMatcher::StopMatcher(std::vector<std::string> stops) : stops_(std::move(stops)) {
-  stops_.erase(std::remove(stops_.begin(), stops_.end(), std::string()), stops_.end());
+StopMatcher::StopMatcher(std::shared_ptr<const StopSet> stops) : stops_(std::move(stops)) {
+  if (stops_ && stops_->empty()) stops_.reset();
+}
+
+StopMatcher::StopMatcher(std::vector<std::string> stops)
+    : StopMatcher(make_stop_set(std::move(stops))) {}
+
+const std::string& StopMatcher::matched_string() const {
+  static const std::string kNone;
+  return matched() ? stops_->stop(matched_) : kNone;
 }
 
 std::string StopMatcher::push(const std::string& text) {
-  if (matched_) return "";
+  if (matched()) return "";
+  if (!stops_) return text;
+  const size_t before = held_.size();
   held_ += text;
-  size_t first = std::string::npos;
-  for (const auto& s : stops_) {
-    size_t at = held_.find(s);
-    if (at < first) {
-      first = at;
-      matched_string_ = s;
-    }
-  }
-  if (first != std::string::npos) {
-    matched_ = true;
-    std::string out = held_.substr(0, first);
+  for (size_t i = before; i < held_.size(); ++i) {
+    state_ = stops_->next(state_, static_cast<unsigned char>(held_[i]));
+    const int32_t m = stops_->match(state_);
+    if (m < 0) continue;
+    matched_ = m;
+    const size_t start = i + 1 - stops_->stop(m).size();
+    std::string out = held_.substr(0, start);
     held_.clear();
     return out;
   }
-  // Keep the longest tail of held_ that is a proper prefix of some stop string.
-  size_t keep = 0;
-  for (const auto& s : stops_) {
-    for (size_t len = std::min(s.size() - 1, held_.size()); len > keep; --len) {
-      if (held_.compare(held_.size() - len, len, s, 0, len) == 0) {
-        keep = len;
-        break;
-      }
-    }
-  }
+  // Only the text that may still begin a stop (the automaton's depth) stays held.
+  const size_t keep = static_cast<size_t>(stops_->depth(state_));
   std::string out = held_.substr(0, held_.size() - keep);
   held_.erase(0, held_.size() - keep);
   return out;
 }
 
 std::string StopMatcher::flush() {
-  std::string out = matched_ ? "" : held_;
+  std::string out = matched() ? "" : held_;
   held_.clear();
+  state_ = StopSet::kRoot;
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <memory>
 #include <set>
 
 namespace baton::engine {
@@ -129,6 +130,29 @@ TEST(Sampler, PresenceAndFrequencyPenaltiesOverWindow) {
   EXPECT_EQ(s.sample(l.data(), 3, {1, 0, 0, 0}).id, 1);
   // outside the window nothing is penalised
   EXPECT_EQ(s.sample(l.data(), 3, {0, 0, 0, 2, 2, 2}).id, 0);
+}
+
+TEST(Sampler, LogitBiasIsAddedBeforeEverythingElse) {
+  SamplingParams p;
+  p.temperature = 0;
+  p.logprobs = true;
+  std::vector<float> l = {1.0f, 3.0f, 2.0f};
+  p.logit_bias = std::make_shared<const LogitBias>(LogitBias{{1, -100.0f}});
+  EXPECT_EQ(Sampler(p).sample(l.data(), 3, {}).id, 2) << "-100 on the argmax: the runner-up";
+  p.logit_bias = std::make_shared<const LogitBias>(LogitBias{{0, 100.0f}, {7, 50.0f}});
+  auto t = Sampler(p).sample(l.data(), 3, {});
+  EXPECT_EQ(t.id, 0) << "+100 forces the token; ids past the vocabulary are skipped";
+  EXPECT_NEAR(t.logprob, 0.0, 1e-6) << "logprobs are of the biased logits";
+  // Sampled too: +100 leaves the others no mass.
+  p.temperature = 1.0f;
+  Sampler s(p);
+  std::vector<int32_t> history;
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(s.sample(l.data(), 3, history).id, 0);
+  // A token the constraint excludes stays excluded whatever its bias.
+  const std::vector<uint64_t> allowed = {0b110};
+  EXPECT_NE(s.sample(l.data(), 3, history, &allowed).id, 0);
+  // The logits given are never changed.
+  EXPECT_EQ(l, (std::vector<float>{1.0f, 3.0f, 2.0f}));
 }
 
 TEST(Sampler, NanAndEmptyDoNotCrash) {

@@ -141,6 +141,69 @@ TEST(Disconnect, NonStreamingWhileQueued) {
   expect_freed(h, before, 2);
 }
 
+// A client that sends a byte of a next request and then hangs up, while its non-streamed answer
+// (which writes nothing until it ends) is generated: the byte is kept for the next request and
+// the close is still seen.
+TEST(Disconnect, NonStreamingAfterAPipelinedByte) {
+  ServerHarness h(slow_options());
+  uint64_t before = cancelled(h);
+  RawSocket s(h.port());
+  s.post(kText, long_request(false));
+  ASSERT_TRUE(wait_state(h, RequestState::Decoding));
+  ASSERT_TRUE(s.send_all("G"));
+  s.close();
+  expect_freed(h, before, 1);
+}
+
+std::string completion_request(const std::string& body) {
+  return "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+         "Content-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+// More pipelined bytes than the server reads ahead while answering (256 KB): it then watches
+// for the close without reading them. (The close can only arrive once the bytes before it fit
+// the server's receive window, so only a few KB go past the read-ahead.)
+TEST(Disconnect, NonStreamingAfterALargePipelinedRequest) {
+  ServerHarness h(slow_options());
+  uint64_t before = cancelled(h);
+  RawSocket s(h.port());
+  s.post(kText, long_request(false));
+  ASSERT_TRUE(wait_state(h, RequestState::Decoding));
+  const std::string pad((256 + 8) << 10, 'p');
+  ASSERT_TRUE(
+      s.send_all(completion_request(R"({"prompt":"q","max_tokens":2,"pad":")" + pad + R"("})")));
+  s.close();
+  expect_freed(h, before, 1);
+}
+
+// Requests pipelined while a non-streamed answer is generated, small and past the read-ahead,
+// are answered after it, in order.
+TEST(Disconnect, RequestsPipelinedDuringAnAnswerAreServed) {
+  ServerHarness h(slow_options());
+  uint64_t before = cancelled(h);
+  RawSocket s(h.port());
+  s.post(kText, long_request(false, 4, 60));
+  ASSERT_TRUE(wait_state(h, RequestState::Decoding));
+  const std::string pad(400 << 10, 'p');
+  ASSERT_TRUE(
+      s.send_all(completion_request(R"({"prompt":"zqzq","echo":true,"max_tokens":2})") +
+                 completion_request(R"({"prompt":"wvwv","echo":true,"max_tokens":2,"pad":")" + pad +
+                                    R"("})")));
+  ASSERT_TRUE(s.read_until("wvwv")) << s.received();
+  const std::string& got = s.received();
+  const size_t second = got.find("zqzq");
+  ASSERT_NE(second, std::string::npos) << got;
+  EXPECT_LT(second, got.find("wvwv"));
+  size_t ok = 0;
+  for (size_t at = got.find("HTTP/1.1 200"); at != std::string::npos;
+       at = got.find("HTTP/1.1 200", at + 1)) {
+    ++ok;
+  }
+  EXPECT_EQ(ok, 3u) << got;
+  EXPECT_EQ(cancelled(h), before);
+}
+
 TEST(Stream, KeepaliveCommentsWhileQueued) {
   FixtureOptions o = slow_options();
   o.server.keepalive_s = 0.05;

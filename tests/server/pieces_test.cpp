@@ -23,7 +23,7 @@ std::string feed(StopMatcher& m, const std::vector<std::string>& pieces) {
 }
 
 TEST(StopMatcher, PassesTextWithoutStops) {
-  StopMatcher m({});
+  StopMatcher m(std::vector<std::string>{});
   EXPECT_EQ(feed(m, {"hello", " world"}), "hello world");
   EXPECT_FALSE(m.matched());
 }

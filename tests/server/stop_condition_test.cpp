@@ -110,7 +110,7 @@ TEST(StopStringCondition, StopEndingInsideACharacterFiresWhenTheCharacterComplet
 
 TEST(StopStringCondition, NoStopStringsMeansNoCondition) {
   Vocab v({});
-  EXPECT_EQ(make_stop_condition(v.codec, {}, {}), nullptr);
+  EXPECT_EQ(make_stop_condition(v.codec, std::vector<std::string>{}, {}), nullptr);
   EXPECT_EQ(make_stop_condition(v.codec, {"", ""}, {}), nullptr);
   EXPECT_NE(make_stop_condition(v.codec, {"", "x"}, {}), nullptr);
 }
@@ -169,7 +169,7 @@ TEST(Generation, StopFromTheLoopEndsWithTextBeforeTheStopString) {
   auto h = std::make_shared<ScriptedHandle>();
   for (const char* p : {"Hello", " wor", "ld", "END"}) h->token(v.id(p));
   h->finished(sched::FinishReason::Stop, 7);
-  Generation g(h, v.codec, {"ldEND"}, false, {});
+  Generation g(h, v.codec, make_stop_set({"ldEND"}), false, {});
   Polled r = poll_until_done(g);
   ASSERT_TRUE(g.done());
   EXPECT_EQ(r.text, "Hello wor");
@@ -185,7 +185,7 @@ TEST(Generation, PollAfterAMatchNeverWaitsForTheFinish) {
   auto h = std::make_shared<ScriptedHandle>();
   h->token(v.id("a"));
   h->token(v.id("STOP"));
-  Generation g(h, v.codec, {"STOP"}, false, {});
+  Generation g(h, v.codec, make_stop_set({"STOP"}), false, {});
   GenerationDelta d;
   EXPECT_EQ(g.poll(0ms, d), Generation::Poll::Progress);
   EXPECT_EQ(g.poll(0ms, d), Generation::Poll::Progress);
@@ -212,7 +212,7 @@ TEST(Generation, WithoutALoopConditionAMatchCancelsAndStillReadsAsStop) {
   h->token(v.id("extra"));
   h->token(v.id("extra"));
   h->finished(sched::FinishReason::Cancelled);
-  Generation g(h, v.codec, {"STOP"}, true, {});
+  Generation g(h, v.codec, make_stop_set({"STOP"}), true, {});
   Polled r = poll_until_done(g);
   EXPECT_TRUE(h->cancelled);
   EXPECT_EQ(r.text, "a");
@@ -227,7 +227,7 @@ TEST(Generation, NoMatchKeepsHeldTextAndTheLoopsReason) {
   h->token(v.id("a"));
   h->token(v.id("ST"));
   h->finished(sched::FinishReason::Length);
-  Generation g(h, v.codec, {"STOP"}, false, {});
+  Generation g(h, v.codec, make_stop_set({"STOP"}), false, {});
   Polled r = poll_until_done(g);
   EXPECT_EQ(r.text, "aST");
   EXPECT_EQ(g.finish_reason(), "length");
@@ -263,7 +263,7 @@ TEST(StopStringCondition, LoopEndsTheRequestOnTheMatchingTokenAndGenerationAgree
   const std::vector<std::string> stops{"<never>", piece};
   g.stop = make_stop_condition(v.codec, stops, prompt);
   auto h = core.submit(std::move(g));
-  Generation gen(h, v.codec, stops, false, prompt);
+  Generation gen(h, v.codec, make_stop_set(stops), false, prompt);
   std::string text;
   for (int i = 0; i < 500 && !gen.done(); ++i) {
     core.step();
