@@ -57,6 +57,19 @@ void DiskTier::load(DiskLoad job) {
   cv_.notify_all();
 }
 
+std::optional<std::vector<int32_t>> DiskTier::withdraw_save(
+    const std::function<bool(const std::vector<int32_t>&)>& frees) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = saves_.rbegin(); it != saves_.rend(); ++it) {
+    if (!frees(it->pool_blocks)) continue;
+    DiskSave job = std::move(*it);
+    saves_.erase(std::next(it).base());
+    for (const auto& b : job.blocks) pending_.erase(b.hash);  // a hash is queued at most once
+    return std::move(job.pool_blocks);
+  }
+  return std::nullopt;
+}
+
 std::vector<DiskDone> DiskTier::take_done() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<DiskDone> out;
@@ -110,6 +123,7 @@ void DiskTier::run() {
       if (delay.count() > 0) std::this_thread::sleep_for(delay);
       lock.lock();
       if (stopping_ && saves_.empty()) return;
+      if (loads_.empty() && saves_.empty()) continue;  // the job was withdrawn meanwhile
     }
     busy_ = true;
     if (!loads_.empty() && !stopping_) {

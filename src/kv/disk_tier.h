@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_set>
 #include <vector>
@@ -62,6 +63,12 @@ class DiskTier {
   bool known(uint64_t hash) const;
   void save(DiskSave job);
   void load(DiskLoad job);
+  // Takes back the most recently queued save, among those not started whose pool blocks
+  // satisfy `frees`, and returns the blocks it pins; nullopt when there is none. Under KV
+  // pressure a block is worth more in RAM now than on disk later: the loop frees it rather than
+  // wait for the write.
+  std::optional<std::vector<int32_t>> withdraw_save(
+      const std::function<bool(const std::vector<int32_t>&)>& frees);
   std::vector<DiskDone> take_done();
   DiskStoreStats stats() const { return store_.stats(); }
   size_t blocks_per_segment() const { return blocks_per_segment_; }

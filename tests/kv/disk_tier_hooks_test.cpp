@@ -1,6 +1,6 @@
 // DiskTier's test hooks: a held save is pending (known, not yet on disk, its completion not
 // queued) until the test lets it go, a load queued meanwhile still goes first, and each job
-// draws its delay from the hook of its kind exactly once.
+// draws its delay from the hook of its kind exactly once. And a save not begun can be withdrawn.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -97,6 +97,37 @@ TEST(DiskTierHooks, ALoadQueuedWhileASaveIsHeldGoesFirst) {
   ASSERT_EQ(second.size(), 1u);
   EXPECT_EQ(second[0].kind, DiskDone::Kind::Save);
   EXPECT_EQ(tier.leading_on_disk(b.hashes()), 2u);
+}
+
+TEST(DiskTierHooks, AQueuedSaveIsWithdrawnNewestFirstAndForgotten) {
+  ScratchDir dir(true);
+  DiskTier tier(testing::options(dir.path()), {});
+  DiskGate gate;
+  gate.attach(tier);
+  const Payload a = payload(2, 10), b = payload(2, 500), c = payload(2, 900);
+  tier.save(a.job(0));
+  ASSERT_TRUE(gate.wait_holding());
+  tier.save(b.job(10));
+  tier.save(c.job(20));
+  auto none = [](const std::vector<int32_t>&) { return false; };
+  EXPECT_FALSE(tier.withdraw_save(none).has_value());
+  // The newest that frees something: c's blocks do not, b's do.
+  auto b_only = [](const std::vector<int32_t>& pins) { return pins.front() == 10; };
+  EXPECT_EQ(tier.withdraw_save(b_only), (std::vector<int32_t>{10, 11}));
+  EXPECT_FALSE(tier.known(b.blocks[0].hash)) << "a withdrawn save is no longer pending";
+  auto any = [](const std::vector<int32_t>&) { return true; };
+  EXPECT_EQ(tier.withdraw_save(any), (std::vector<int32_t>{20, 21}));
+  EXPECT_EQ(tier.withdraw_save(any), (std::vector<int32_t>{0, 1})) << "held in its hook, not begun";
+  EXPECT_EQ(tier.jobs_in_flight(), 0u);
+  gate.open();  // the hook lets go of a job that is gone: nothing is written
+  tier.save(c.job(20));
+  ASSERT_TRUE(testing::wait_idle(tier));
+  EXPECT_EQ(tier.leading_on_disk(a.hashes()), 0u);
+  EXPECT_EQ(tier.leading_on_disk(b.hashes()), 0u);
+  EXPECT_EQ(tier.leading_on_disk(c.hashes()), 2u);
+  const auto done = tier.take_done();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].pool_blocks, (std::vector<int32_t>{20, 21}));
 }
 
 TEST(DiskTierHooks, EachJobDrawsItsDelayFromTheHookOfItsKindOnce) {
