@@ -150,6 +150,50 @@ void check_outcomes(const Case& c, const engine::FakeEngine& eng, const std::vec
   }
 }
 
+// Counts a step in which requests decoding before it got their rows while a load (or any disk
+// job, `disk_busy`) was in flight across it.
+void count_overlap(const std::map<uint64_t, RequestState>& before,
+                   const std::map<uint64_t, RequestState>& after, const std::set<uint64_t>& rows,
+                   bool disk_busy, Tally& tally) {
+  const bool decoded = std::any_of(before.begin(), before.end(), [&](const auto& kv) {
+    return kv.second == RequestState::Decoding && rows.count(kv.first);
+  });
+  const bool loading = std::any_of(after.begin(), after.end(), [&](const auto& kv) {
+    auto b = before.find(kv.first);
+    return kv.second == RequestState::Loading && b != before.end() &&
+           b->second == RequestState::Loading;
+  });
+  tally.steps_loading_while_decoding += decoded && loading;
+  tally.steps_disk_busy_while_decoding += decoded && disk_busy;
+}
+
+// A case's end: the step invariants over its whole run, every block back, every request's
+// tokens its reference, the counters consistent; adds what it exercised to `tally`.
+void check_case_end(const Case& c, const engine::FakeEngine& eng, const LoopCore& core,
+                    const std::vector<Live>& live, const std::map<uint64_t, int32_t>& prompt_len,
+                    int rejected, Tally& tally) {
+  std::set<uint64_t> parked;
+  for (const auto& l : live) {
+    if (l.out.final.stats.parks > 0) parked.insert(l.handle->id());
+  }
+  EXPECT_EQ(testing::check_invariants(eng.steps(), prompt_len, parked), "");
+  EXPECT_EQ(core.pool().used(), 0) << "blocks still pinned";
+  for (int32_t b = 0; b < core.pool().n_blocks(); ++b) ASSERT_EQ(core.pool().refcount(b), 0);
+  check_outcomes(c, eng, live);
+  Metrics m = core.metrics();
+  EXPECT_EQ(m.requests_total["rejected"], static_cast<uint64_t>(rejected));
+  EXPECT_EQ(m.requests_total["ok"] + m.requests_total["cancelled"], live.size());
+  EXPECT_EQ(m.parked_requests, 0);
+  EXPECT_EQ(m.loading_requests, 0);
+  EXPECT_EQ(m.prefill_resumes_total, m.kv_preemptions_total + m.prefill_preemptions_total);
+  for (const auto& [kind, n] : m.kv_disk_errors_total) EXPECT_EQ(n, 0u) << kind;
+  tally.kv_parks += m.kv_preemptions_total;
+  tally.preempts += m.prefill_preemptions_total;
+  tally.disk_saves += m.kv_disk_saves_total;
+  tally.disk_hits += m.kv_disk_hits_total;
+  tally.disk_loaded_tokens += m.kv_disk_loaded_tokens_total;
+}
+
 // Runs the case of `seed`, with the disk tier on when `disk`, and adds to `tally`.
 void run_case(uint32_t seed, bool disk, Tally& tally) {
   SCOPED_TRACE("seed " + std::to_string(seed) + (disk ? " with the disk tier" : ""));
@@ -203,16 +247,7 @@ void run_case(uint32_t seed, bool disk, Tally& tally) {
     ASSERT_EQ(testing::check_blocks(core), "") << "step " << step;
     const auto after = states(core);
     ASSERT_EQ(check_rows(before, after, rows, cancelled), "") << "step " << step;
-    const bool decoded = std::any_of(before.begin(), before.end(), [&](const auto& kv) {
-      return kv.second == RequestState::Decoding && rows.count(kv.first);
-    });
-    const bool loading = std::any_of(after.begin(), after.end(), [&](const auto& kv) {
-      auto b = before.find(kv.first);
-      return kv.second == RequestState::Loading && b != before.end() &&
-             b->second == RequestState::Loading;
-    });
-    tally.steps_loading_while_decoding += decoded && loading;
-    tally.steps_disk_busy_while_decoding += decoded && disk_busy && tier->jobs_in_flight() > 0;
+    count_overlap(before, after, rows, disk_busy && tier->jobs_in_flight() > 0, tally);
     // Nothing ran: only the disk can move things on.
     if (!worked && tier && tier->jobs_in_flight() > 0) {
       ASSERT_TRUE(gate.release_one(*tier));
@@ -231,26 +266,7 @@ void run_case(uint32_t seed, bool disk, Tally& tally) {
     EXPECT_FALSE(gate.timed_out()) << "a step waited for the disk";
   }
   eng.set_on_step({});
-  std::set<uint64_t> parked;
-  for (const auto& l : live) {
-    if (l.out.final.stats.parks > 0) parked.insert(l.handle->id());
-  }
-  EXPECT_EQ(testing::check_invariants(eng.steps(), prompt_len, parked), "");
-  EXPECT_EQ(core.pool().used(), 0) << "blocks still pinned";
-  for (int32_t b = 0; b < core.pool().n_blocks(); ++b) ASSERT_EQ(core.pool().refcount(b), 0);
-  check_outcomes(c, eng, live);
-  Metrics m = core.metrics();
-  EXPECT_EQ(m.requests_total["rejected"], static_cast<uint64_t>(rejected));
-  EXPECT_EQ(m.requests_total["ok"] + m.requests_total["cancelled"], live.size());
-  EXPECT_EQ(m.parked_requests, 0);
-  EXPECT_EQ(m.loading_requests, 0);
-  EXPECT_EQ(m.prefill_resumes_total, m.kv_preemptions_total + m.prefill_preemptions_total);
-  for (const auto& [kind, n] : m.kv_disk_errors_total) EXPECT_EQ(n, 0u) << kind;
-  tally.kv_parks += m.kv_preemptions_total;
-  tally.preempts += m.prefill_preemptions_total;
-  tally.disk_saves += m.kv_disk_saves_total;
-  tally.disk_hits += m.kv_disk_hits_total;
-  tally.disk_loaded_tokens += m.kv_disk_loaded_tokens_total;
+  check_case_end(c, eng, core, live, prompt_len, rejected, tally);
 }
 
 TEST(SchedProperty, RandomWorkloadsKeepEveryInvariant) {
