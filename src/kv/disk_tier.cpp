@@ -57,6 +57,19 @@ void DiskTier::load(DiskLoad job) {
   cv_.notify_all();
 }
 
+std::optional<std::vector<int32_t>> DiskTier::withdraw_save(
+    const std::function<bool(const std::vector<int32_t>&)>& frees) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = saves_.rbegin(); it != saves_.rend(); ++it) {
+    if (!frees(it->pool_blocks)) continue;
+    DiskSave job = std::move(*it);
+    saves_.erase(std::next(it).base());
+    for (const auto& b : job.blocks) pending_.erase(b.hash);  // a hash is queued at most once
+    return std::move(job.pool_blocks);
+  }
+  return std::nullopt;
+}
+
 std::vector<DiskDone> DiskTier::take_done() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<DiskDone> out;
@@ -64,40 +77,67 @@ std::vector<DiskDone> DiskTier::take_done() {
   return out;
 }
 
-void DiskTier::set_load_delay(std::chrono::milliseconds d) {
+void DiskTier::set_load_delay(DelayHook hook) {
   std::lock_guard<std::mutex> lock(mu_);
-  load_delay_ = d;
+  load_delay_ = std::move(hook);
+}
+
+void DiskTier::set_save_delay(DelayHook hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  save_delay_ = std::move(hook);
+}
+
+void DiskTier::set_load_delay(std::chrono::milliseconds d) {
+  set_load_delay([d] { return std::chrono::microseconds(d); });
+}
+
+void DiskTier::set_save_delay(std::chrono::milliseconds d) {
+  set_save_delay([d] { return std::chrono::microseconds(d); });
+}
+
+size_t DiskTier::jobs_in_flight() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return saves_.size() + loads_.size() + (busy_ ? 1 : 0);
 }
 
 void DiskTier::push_done(DiskDone d) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     done_.push_back(std::move(d));
+    busy_ = false;  // with the completion queued: a test that sees it idle can step and collect
   }
   if (on_done_) on_done_();
 }
 
 void DiskTier::run() {
+  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return stopping_ || !saves_.empty() || !loads_.empty(); });
+    // Queued loads are dropped when stopping: their requests are gone.
+    if (stopping_ && saves_.empty()) return;
+    DelayHook hook;
+    if (!stopping_) hook = loads_.empty() ? save_delay_ : load_delay_;
+    if (hook) {
+      lock.unlock();
+      const auto delay = hook();
+      if (delay.count() > 0) std::this_thread::sleep_for(delay);
+      lock.lock();
+      if (stopping_ && saves_.empty()) return;
+      if (loads_.empty() && saves_.empty()) continue;  // the job was withdrawn meanwhile
+    }
+    busy_ = true;
     if (!loads_.empty() && !stopping_) {
       DiskLoad job = std::move(loads_.front());
       loads_.pop_front();
-      const auto delay = load_delay_;
       lock.unlock();
-      if (delay.count() > 0) std::this_thread::sleep_for(delay);
       do_load(job);
-      continue;
-    }
-    if (!saves_.empty()) {
+    } else {
       DiskSave job = std::move(saves_.front());
       saves_.pop_front();
       lock.unlock();
       do_save(job);
-      continue;
     }
-    if (stopping_) return;  // queued loads are dropped: their requests are gone
+    lock.lock();
   }
 }
 

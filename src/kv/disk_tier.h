@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_set>
 #include <vector>
@@ -62,12 +63,28 @@ class DiskTier {
   bool known(uint64_t hash) const;
   void save(DiskSave job);
   void load(DiskLoad job);
+  // Takes back the most recently queued save, among those not started whose pool blocks
+  // satisfy `frees`, and returns the blocks it pins; nullopt when there is none. Under KV
+  // pressure a block is worth more in RAM now than on disk later: the loop frees it rather than
+  // wait for the write.
+  std::optional<std::vector<int32_t>> withdraw_save(
+      const std::function<bool(const std::vector<int32_t>&)>& frees);
   std::vector<DiskDone> take_done();
   DiskStoreStats stats() const { return store_.stats(); }
   size_t blocks_per_segment() const { return blocks_per_segment_; }
 
-  // Tests: every load first sleeps this long (a slow disk).
-  void set_load_delay(std::chrono::milliseconds d);
+  // Tests only: a slow or uneven disk. Before each load (save) the I/O thread calls the load
+  // (save) hook and sleeps for what it returns. Hooks run on that thread only, one job at a
+  // time, so a seeded generator inside one yields the same sequence on every run; one may also
+  // block until its test lets the job go. The hook runs before the job is picked, so a load
+  // queued meanwhile still goes first. Not called for the saves written while stopping.
+  using DelayHook = std::function<std::chrono::microseconds()>;
+  void set_load_delay(DelayHook hook);
+  void set_save_delay(DelayHook hook);
+  void set_load_delay(std::chrono::milliseconds d);  // every load the same
+  void set_save_delay(std::chrono::milliseconds d);  // every save the same
+  // Jobs queued or running: a test that holds the I/O thread in a hook knows what is pending.
+  size_t jobs_in_flight() const;
 
  private:
   void run();
@@ -84,7 +101,9 @@ class DiskTier {
   std::deque<DiskLoad> loads_;
   std::unordered_set<uint64_t> pending_;  // hashes queued or being saved
   std::vector<DiskDone> done_;
-  std::chrono::milliseconds load_delay_{0};
+  DelayHook load_delay_;
+  DelayHook save_delay_;
+  bool busy_ = false;  // a job is being run
   bool stopping_ = false;
   std::thread thread_;
 };

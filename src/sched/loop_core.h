@@ -87,6 +87,7 @@ class LoopCore {
   bool start_disk_load(Request& r, int32_t tail_block, int32_t tail_tokens, Clock::time_point now);
   void save_to_disk(Request& r, bool everything);
   void apply_disk_done(Clock::time_point now);
+  bool withdraw_disk_save();  // frees the pins of a queued save; false when none is queued
   void finish_load(Request& r, size_t n_blocks, Clock::time_point now);
   void finish(Request& r, FinishReason why, const std::string& error, Clock::time_point now);
   void release_blocks(Request& r, bool keep_partial);

@@ -4,6 +4,8 @@
 // ends or is parked). The loop only queues work and collects completions, never waits on a disk.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "sched/loop_core.h"
 #include "util/log.h"
 
@@ -157,6 +159,19 @@ void LoopCore::apply_disk_done(Clock::time_point now) {
     for (int32_t b : d.pool_blocks) pool_.release(b);
     disk_pins_ -= static_cast<int64_t>(d.pool_blocks.size());
   }
+}
+
+bool LoopCore::withdraw_disk_save() {
+  if (!disk_) return false;
+  // Only a save holding the last reference to one of its blocks frees anything.
+  auto blocks = disk_->withdraw_save([this](const std::vector<int32_t>& pins) {
+    return std::any_of(pins.begin(), pins.end(), [&](int32_t b) { return pool_.refcount(b) == 1; });
+  });
+  if (!blocks) return false;
+  for (int32_t b : *blocks) pool_.release(b);
+  disk_pins_ -= static_cast<int64_t>(blocks->size());
+  log::info("kv disk tier: a queued save of {} blocks withdrawn (KV pressure)", blocks->size());
+  return true;
 }
 
 void LoopCore::save_to_disk(Request& r, bool everything) {

@@ -83,12 +83,17 @@ void LoopCore::ensure_decode_blocks() {
 bool LoopCore::make_room_for_decode(Request& r, Clock::time_point now) {
   while (!grow_table(r, r.n_kv + 1)) {
     if (drop_parked_blocks()) continue;  // parked requests' pinned blocks go first
+    // Then the blocks queued saves pin (a victim's own blocks among them): no request has to
+    // give way, or wait, for a write that has not started.
+    if (withdraw_disk_save()) continue;
     Request* victim = kv_victim();
     const bool alone =
         victim == &r && std::count_if(running_.begin(), running_.end(), [](const ReqPtr& q) {
                           return q->decoding() || q->state == RequestState::Prefilling;
                         }) == 1;
-    if (alone || !victim) {
+    // Alone, with the disk tier's write or loads under way pinning blocks that come back when
+    // they finish, the request waits for them parked (as its own victim) rather than fail.
+    if ((alone && disk_pins_ == 0) || !victim) {
       // Submission refuses what cannot fit alone, so only a pool shared oddly gets here.
       finish(r, FinishReason::Failed,
              fmt::format("KV pool exhausted ({} blocks, all pinned) while decoding: raise "

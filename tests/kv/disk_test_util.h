@@ -14,9 +14,23 @@ namespace baton::kv::testing {
 
 class ScratchDir {
  public:
-  ScratchDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "baton-kvdisk-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data()) ? tmpl : std::string();
+  // in_memory: under /dev/shm when it has room, where an fsync costs nothing; for tests that
+  // write thousands of segments to check something other than the disk itself.
+  explicit ScratchDir(bool in_memory = false) {
+    std::filesystem::path base = std::filesystem::temp_directory_path();
+    std::error_code ec;
+    const std::filesystem::path shm("/dev/shm");
+    if (in_memory && std::filesystem::is_directory(shm, ec) &&
+        std::filesystem::space(shm, ec).available >= (32u << 20) && !ec) {
+      base = shm;
+    }
+    for (const auto& dir : {base, std::filesystem::temp_directory_path()}) {
+      std::string tmpl = (dir / "baton-kvdisk-XXXXXX").string();
+      if (::mkdtemp(tmpl.data())) {
+        path_ = tmpl;
+        break;
+      }
+    }
   }
   ~ScratchDir() {
     std::error_code ec;

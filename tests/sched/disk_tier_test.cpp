@@ -1,13 +1,15 @@
 // The KV disk tier under the engine loop, with the fake engine (whose "KV" is the token ids, so a
 // block restored from the wrong place changes the answer): prefixes come back from disk after a
 // restart and after RAM eviction, a load never holds up other requests, a cancel while loading
-// frees everything, and a damaged file is skipped and recomputed.
+// frees everything, a damaged file is skipped and recomputed, and a decoder short of blocks that
+// the disk tier pins takes them back from a queued save or waits parked, never fails.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "engine/fake_engine.h"
+#include "kv/disk_hooks.h"
 #include "kv/disk_test_util.h"
 #include "sched/driver.h"
 #include "sched/harness.h"
@@ -242,6 +244,69 @@ TEST(DiskTier, ThePromptsLastPartialBlockStartsFromAStoredBlock) {
   ASSERT_TRUE(branch.out.finished);
   EXPECT_EQ(branch.out.tokens, FakeEngine(small_blocks()).reference(edited, 6, false));
   EXPECT_EQ(branch.out.final.stats.cached_tokens, 152);
+}
+
+// Lets every held disk job go and collects the completions: every pin comes back.
+void settle(Driver& d, const kv::testing::DiskGate& gate) {
+  gate.open();
+  ASSERT_TRUE(kv::testing::wait_idle(*d.core.disk_tier()));
+  d.step();
+  EXPECT_EQ(d.core.table_refs(), 0);
+  EXPECT_EQ(d.core.pool().used(), 0);
+  EXPECT_FALSE(gate.timed_out());
+}
+
+TEST(DiskTier, ADecoderTakesBackTheBlocksAQueuedSavePins) {
+  kv::testing::ScratchDir dir(/*in_memory=*/true);
+  FakeEngine eng(small_blocks());
+  LoopCore core(eng, with_disk(dir.path(), 1, 1));  // 16 blocks
+  kv::testing::DiskGate gate;
+  gate.attach(*core.disk_tier());
+  Driver d(core);
+  d.submit(greedy(make_prompt(100, 20), 2));
+  ASSERT_TRUE(d.run_until_done());
+  // Its 6 full blocks wait for a save the gate holds, pinned.
+  ASSERT_EQ(core.disk_tier()->jobs_in_flight(), 1u);
+  ASSERT_EQ(core.table_refs(), 6);
+  // 250 positions: all 16 blocks, the 6 pinned ones included, by the end.
+  const auto prompt = make_prompt(100, 21);
+  const uint64_t b = d.submit(greedy(prompt, 150));
+  ASSERT_TRUE(d.run_until_done());
+  EXPECT_EQ(d.out[b].final.reason, FinishReason::Length) << d.out[b].final.error;
+  EXPECT_EQ(d.out[b].tokens, eng.reference(prompt, 150, true));
+  EXPECT_EQ(d.out[b].final.stats.parks, 0);
+  // A decode row in every step from its first token to its last.
+  EXPECT_EQ(testing::check_invariants(eng.steps(), d.prompt_len), "");
+  EXPECT_EQ(core.metrics().kv_disk_saves_total, 0u) << "the held save was withdrawn";
+  settle(d, gate);
+}
+
+TEST(DiskTier, ADecoderAloneWaitsParkedForTheBlocksALoadPins) {
+  kv::testing::ScratchDir dir(/*in_memory=*/true);
+  const auto conv = make_prompt(150, 22);
+  ASSERT_TRUE(run_one(with_disk(dir.path()), conv, 2).out.finished);  // 9 blocks on disk
+  FakeEngine eng(small_blocks());
+  LoopCore core(eng, with_disk(dir.path(), 2, 1));  // 16 blocks
+  kv::testing::DiskGate gate;
+  gate.attach(*core.disk_tier());
+  Driver d(core);
+  const uint64_t c = d.submit(greedy(conv, 2));
+  d.step();
+  ASSERT_EQ(d.handles[c]->state(), RequestState::Loading);  // 10 blocks, its load held
+  // 140 positions need 9 blocks: more than the 6 left, and the only other request is loading.
+  const auto prompt = make_prompt(40, 23);
+  const uint64_t b = d.submit(greedy(prompt, 100));
+  for (int i = 0; i < 400 && !d.parked() && !d.out[b].finished; ++i) d.step();
+  ASSERT_TRUE(d.parked()) << "the decoder short of blocks should wait parked";
+  EXPECT_EQ(d.parked()->id, b);
+  EXPECT_EQ(d.handles[c]->state(), RequestState::Loading);
+  gate.open();  // the load finishes; so do the request behind it and then the parked one
+  ASSERT_TRUE(d.run_until_done());
+  EXPECT_EQ(d.out[b].final.reason, FinishReason::Length) << d.out[b].final.error;
+  EXPECT_EQ(d.out[b].tokens, eng.reference(prompt, 100, true));
+  EXPECT_EQ(d.out[c].tokens, eng.reference(conv, 2, true));
+  EXPECT_EQ(d.out[c].final.stats.cached_tokens, 9 * 16);
+  settle(d, gate);
 }
 
 }  // namespace

@@ -1,12 +1,13 @@
 #pragma once
 // Drives a LoopCore step by step on the test's thread, draining every request's events and
-// checking after each step that the pool's references are exactly the block tables' (plus the
-// disk tier's pins): no block leaks, none is freed while in use.
+// checking after each step that blocks are conserved (check_blocks): no block leaks, none is
+// freed while in use.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "engine/fake_engine.h"
@@ -21,6 +22,32 @@ inline engine::FakeEngineConfig small_blocks() {
   e.block_size = 16;
   e.kv_bytes_per_block = 1 << 16;
   return e;
+}
+
+// Blocks are conserved: the pool's references are exactly the block tables' plus the disk
+// tier's pins, and every block is either pinned (referenced), or cached or free (unreferenced):
+// the blocks with a reference are the pool's used() ones. "" when both hold.
+inline std::string check_blocks(const LoopCore& core) {
+  const kv::BlockPool& pool = core.pool();
+  int64_t refs = 0;
+  int32_t pinned = 0;
+  for (int32_t b = 0; b < pool.n_blocks(); ++b) {
+    const int32_t n = pool.refcount(b);
+    if (n < 0) return "block " + std::to_string(b) + " has refcount " + std::to_string(n);
+    refs += n;
+    pinned += n > 0 ? 1 : 0;
+  }
+  if (refs != core.table_refs()) {
+    return "blocks not conserved: pool references " + std::to_string(refs) +
+           ", block tables and disk pins " + std::to_string(core.table_refs());
+  }
+  if (pinned != pool.used()) {
+    return std::to_string(pinned) + " blocks have references but the pool counts " +
+           std::to_string(pool.used()) + " used (" + std::to_string(pool.cached_unreferenced()) +
+           " cached, " + std::to_string(pool.available() - pool.cached_unreferenced()) +
+           " free, of " + std::to_string(pool.n_blocks()) + ")";
+  }
+  return "";
 }
 
 struct Driver {
@@ -42,9 +69,7 @@ struct Driver {
   void step() {
     last_worked = core.step();
     for (auto& [id, h] : handles) drain_ready(*h, out[id]);
-    int64_t refs = 0;
-    for (int32_t b = 0; b < core.pool().n_blocks(); ++b) refs += core.pool().refcount(b);
-    ASSERT_EQ(refs, core.table_refs()) << "blocks not conserved";
+    ASSERT_EQ(check_blocks(core), "");
   }
   bool run_until_done(int max_steps = 20000) {
     for (int i = 0; i < max_steps; ++i) {

@@ -71,7 +71,8 @@ inline std::map<uint64_t, std::vector<Appearance>> appearances(
 // Invariants for every request of known prompt length: its chunks are contiguous positions;
 // the decode rows (positions >= prompt) run in consecutive steps right after the final prefill
 // chunk; no step carries one request twice. A request in `parked` may also leave for a while and
-// come back recomputing from a lower position (a resume), so for it only contiguity (or such a
+// come back at another position (a resume recomputes from a lower one, or reuses a longer prefix
+// that another request put in the cache meanwhile), so for it only contiguity (or such a
 // restart) is checked. Returns "" when all hold.
 inline std::string check_invariants(const std::vector<engine::StepBatch>& steps,
                                     const std::map<uint64_t, int32_t>& prompt_len,
@@ -95,7 +96,7 @@ inline std::string check_invariants(const std::vector<engine::StepBatch>& steps,
     bool in_decode = false;
     for (const auto& a : apps) {
       const std::string where = "request " + std::to_string(id) + " step " + std::to_string(a.step);
-      const bool restart = may_park && pos >= 0 && a.start_pos < pos;
+      const bool restart = may_park && pos >= 0 && a.start_pos != pos;
       if (pos >= 0 && a.start_pos != pos && !restart) return where + ": positions not contiguous";
       pos = a.start_pos + a.n_tokens;
       if (may_park) continue;

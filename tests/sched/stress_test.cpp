@@ -3,7 +3,9 @@
 // LoopCore stepped by its own thread with a KV pool small enough that requests are parked both
 // under KV pressure and for prefill preemption. After every step the loop thread checks that
 // blocks are conserved and that every decoding request whose client is reading got its decode
-// row; at the end every request has ended with the tokens it would have got alone.
+// row; at the end every request has ended with the tokens it would have got alone. The same
+// clients run again with the KV disk tier on, its loads and saves delayed at random (seeded):
+// prefixes spill to it and come back while others decode, and no decoder waits for it.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -15,6 +17,9 @@
 #include <thread>
 
 #include "engine/fake_engine.h"
+#include "kv/disk_hooks.h"
+#include "kv/disk_test_util.h"
+#include "sched/driver.h"
 #include "sched/harness.h"
 #include "sched/loop_core.h"
 #include "util/log.h"
@@ -101,9 +106,10 @@ class Checker {
         fail(std::string("step threw: ") + e.what());
       }
       ++steps_;
-      check_blocks();
+      if (const std::string e = testing::check_blocks(core_); !e.empty()) fail(e);
       auto now = snapshot();
       check_rows(read_before, now);
+      count_loading(now);
       check_token_rows();
       prev_ = std::move(now);
       if (!worked) core_.wait_for_work(2ms);
@@ -113,6 +119,7 @@ class Checker {
   int64_t steps() const { return steps_; }
   int64_t pauses_seen() const { return pauses_; }
   size_t prefill_preemptions_seen() const { return preempted_.size(); }
+  int64_t loading_while_decoding() const { return loading_while_decoding_; }
 
  private:
   int64_t read_of(uint64_t id) {
@@ -133,13 +140,19 @@ class Checker {
   void fail(const std::string& what) {
     if (error_.empty()) error_ = "step " + std::to_string(steps_) + ": " + what;
   }
-  void check_blocks() {
-    int64_t refs = 0;
-    for (int32_t b = 0; b < core_.pool().n_blocks(); ++b) refs += core_.pool().refcount(b);
-    if (refs != core_.table_refs()) {
-      fail("blocks not conserved: pool refs " + std::to_string(refs) + ", tables " +
-           std::to_string(core_.table_refs()));
+  // Steps in which decode rows ran while a request that was loading before the step still is.
+  void count_loading(const std::map<uint64_t, RequestStatus>& now) {
+    bool loading = false, decoded = false;
+    for (const auto& [id, st] : now) {
+      auto before = prev_.find(id);
+      loading = loading || (st.state == RequestState::Loading && before != prev_.end() &&
+                            before->second.state == RequestState::Loading);
     }
+    for (const auto& [id, st] : prev_) {
+      decoded = decoded || (st.state == RequestState::Decoding &&
+                            std::find(rows_.begin(), rows_.end(), id) != rows_.end());
+    }
+    loading_while_decoding_ += loading && decoded;
   }
   // A row that samples a token for a request whose channel was full when the step began (the
   // client had stopped reading) could not deliver it: such a request must wait, paused.
@@ -186,6 +199,7 @@ class Checker {
   std::map<uint64_t, RequestStatus> prev_;
   int64_t steps_ = 0;
   int64_t pauses_ = 0;
+  int64_t loading_while_decoding_ = 0;
   std::set<std::pair<uint64_t, int32_t>> preempted_;  // (request, park number)
   std::string error_;
 };
@@ -327,11 +341,32 @@ void client(int index, LoopCore& core, Registry& reg, const engine::FakeEngine& 
   }
 }
 
-TEST(SchedStress, ClientsCancellingStallingAndHangingUpWhileRequestsAreParked) {
+// What a run exercised.
+struct Exercised {
+  Metrics metrics;
+  int64_t steps = 0;
+  int64_t pauses = 0;
+  size_t prefill_preemptions_seen = 0;
+  int64_t loading_while_decoding = 0;
+};
+
+// Runs the clients against a core stepped by its own thread and checks what every run must
+// hold. `disk_dir`: the disk tier's directory ("" = off), its jobs delayed at random.
+Exercised run_clients(const std::string& disk_dir) {
   auto saved = log::level();
   log::set_level(log::Level::Warn);  // thousands of request lines otherwise
   engine::FakeEngine eng(engine_config());
-  LoopCore core(eng, sched_config());
+  SchedConfig config = sched_config();
+  if (!disk_dir.empty()) {
+    config.kv_disk_dir = disk_dir;
+    config.kv_disk_space_mb = 8;
+  }
+  LoopCore core(eng, config);
+  if (kv::DiskTier* tier = core.disk_tier()) {
+    // A slow, uneven disk: a load or save takes up to ~30 steps.
+    tier->set_load_delay(kv::testing::random_delay(11, 3ms));
+    tier->set_save_delay(kv::testing::random_delay(12, 5ms));
+  }
   Registry reg;
   Checker checker(core, eng, reg);
   std::atomic<bool> stop{false};
@@ -356,6 +391,10 @@ TEST(SchedStress, ClientsCancellingStallingAndHangingUpWhileRequestsAreParked) {
   loop.join();
   eng.set_on_step({});
   log::set_level(saved);
+  if (core.disk_tier()) {  // the saves still queued hand their pins back once written
+    EXPECT_TRUE(kv::testing::wait_idle(*core.disk_tier()));
+    core.step();
+  }
 
   EXPECT_EQ(checker.error(), "");
   EXPECT_TRUE(all_dropped_ended) << "a request whose client hung up never ended";
@@ -366,18 +405,46 @@ TEST(SchedStress, ClientsCancellingStallingAndHangingUpWhileRequestsAreParked) {
   EXPECT_FALSE(core.has_requests());
   EXPECT_EQ(core.pool().used(), 0) << "blocks still pinned";
   EXPECT_EQ(core.table_refs(), 0);
-  const Metrics m = core.metrics();
-  EXPECT_GT(m.kv_preemptions_total, 0u);
-  EXPECT_GT(m.prefill_preemptions_total, 0u);
-  EXPECT_GT(checker.prefill_preemptions_seen(), 0u) << "no park for a shorter request";
-  EXPECT_GT(checker.pauses_seen(), 0) << "no client ever filled its channel";
-  EXPECT_EQ(m.parked_requests, 0);
-  std::cout << checker.steps() << " steps, " << m.kv_preemptions_total << " KV-pressure parks, "
+  Exercised x;
+  x.metrics = core.metrics();
+  EXPECT_EQ(x.metrics.parked_requests, 0);
+  EXPECT_EQ(x.metrics.loading_requests, 0);
+  for (const auto& [kind, n] : x.metrics.kv_disk_errors_total) EXPECT_EQ(n, 0u) << kind;
+  x.steps = checker.steps();
+  x.pauses = checker.pauses_seen();
+  x.prefill_preemptions_seen = checker.prefill_preemptions_seen();
+  x.loading_while_decoding = checker.loading_while_decoding();
+  const Metrics& m = x.metrics;
+  std::cout << x.steps << " steps, " << m.kv_preemptions_total << " KV-pressure parks, "
             << m.prefill_preemptions_total << " prefill preemptions and max_wait parks ("
-            << checker.prefill_preemptions_seen() << " seen for a shorter request), "
-            << m.prefill_resumes_total << " resumes, " << checker.pauses_seen()
-            << " paused decode rows, " << m.requests_total.at("cancelled") << " cancelled, "
-            << m.requests_total.at("failed") << " failed\n";
+            << x.prefill_preemptions_seen << " seen for a shorter request), "
+            << m.prefill_resumes_total << " resumes, " << x.pauses << " paused decode rows, "
+            << m.requests_total.at("cancelled") << " cancelled, " << m.requests_total.at("failed")
+            << " failed\n";
+  return x;
+}
+
+TEST(SchedStress, ClientsCancellingStallingAndHangingUpWhileRequestsAreParked) {
+  const Exercised x = run_clients("");
+  EXPECT_GT(x.metrics.kv_preemptions_total, 0u);
+  EXPECT_GT(x.metrics.prefill_preemptions_total, 0u);
+  EXPECT_GT(x.prefill_preemptions_seen, 0u) << "no park for a shorter request";
+  EXPECT_GT(x.pauses, 0) << "no client ever filled its channel";
+}
+
+TEST(SchedStress, TheSameWithTheDiskTierSwappingOnASlowUnevenDisk) {
+  kv::testing::ScratchDir dir(/*in_memory=*/true);
+  const Exercised x = run_clients(dir.path());
+  const Metrics& m = x.metrics;
+  EXPECT_GT(m.kv_preemptions_total, 0u);
+  EXPECT_GT(x.pauses, 0) << "no client ever filled its channel";
+  EXPECT_GT(m.kv_disk_saves_total, 0u);
+  EXPECT_GT(m.kv_disk_hits_total, 0u) << "no prefix came back from the disk";
+  EXPECT_GT(m.kv_disk_loaded_tokens_total, 0u);
+  EXPECT_GT(x.loading_while_decoding, 0) << "no load was ever in flight while others decoded";
+  std::cout << m.kv_disk_saves_total << " segments saved, " << m.kv_disk_hits_total
+            << " prefixes found on disk (" << m.kv_disk_loaded_tokens_total << " tokens loaded), "
+            << x.loading_while_decoding << " steps decoding while a load was in flight\n";
 }
 
 }  // namespace

@@ -170,9 +170,10 @@ TEST(ServeBinary, PrintsATryItCommandThatWorks) {
   EXPECT_NE(body.str().find("\"model\":\"tiny\""), std::string::npos) << body.str();
 }
 
-// The KV disk tier through the binary: a conversation answered before a restart, and before
-// several kill -9s at random moments while segments were being written, is answered after them
-// from disk, with the very answer of a server that computed it all.
+// The KV disk tier through the binary: a conversation answered before a clean restart, and one
+// answered and durably written before each of several kill -9s (which come at random moments
+// while other segments are being written), is answered after them from disk, with the very
+// answer of a server that computed it all.
 std::string complete(int port, const std::string& prompt, int& cached) {
   httplib::Client c("127.0.0.1", port);
   c.set_read_timeout(60);
@@ -191,45 +192,119 @@ std::string conversation(int i) {
   return p;
 }
 
+// A sample without labels in a /metrics text; -1 when absent.
+double sample(const std::string& text, const std::string& name) {
+  const std::string key = "\n" + name + " ";
+  const size_t at = text.find(key);
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + key.size()));
+}
+
+double metric(int port, const std::string& name) {
+  httplib::Client c("127.0.0.1", port);
+  auto r = c.Get("/metrics");
+  return r && r->status == 200 ? sample(r->body, name) : -1;
+}
+
+// Polls /metrics until, in one snapshot, no KV block is pinned (no request running, no disk save
+// queued or being written: a save keeps its blocks pinned until its file and the directory are
+// fsynced) and at least `min_saves` segments have been written. Returns the segments written, or
+// -1 when that did not happen within a minute.
+double wait_disk_quiet(int port, double min_saves) {
+  httplib::Client c("127.0.0.1", port);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < until) {
+    auto r = c.Get("/metrics");
+    if (r && r->status == 200) {
+      const double saves = sample(r->body, "baton_kv_disk_saves_total");
+      if (sample(r->body, "baton_kv_cache_used_blocks") == 0 &&
+          sample(r->body, "baton_requests_running") == 0 && saves >= min_saves) {
+        return saves;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return -1;
+}
+
+// Asks conversation i of a server just started: it must come from disk (a disk hit, its prompt
+// cached) with the answer `want`.
+void expect_from_disk(int port, int i, const std::string& want) {
+  SCOPED_TRACE("conversation " + std::to_string(i));
+  const double hits = metric(port, "baton_kv_disk_hits_total");
+  const double loaded = metric(port, "baton_kv_disk_loaded_tokens_total");
+  int cached = 0;
+  EXPECT_EQ(complete(port, conversation(i), cached), want);
+  EXPECT_GE(cached, 256) << "its prompt should have come from disk";
+  EXPECT_EQ(metric(port, "baton_kv_disk_hits_total"), hits + 1);
+  EXPECT_GE(metric(port, "baton_kv_disk_loaded_tokens_total"), loaded + 256);
+}
+
+// The server process of a test: `stop` signals it and reaps it; one still running when a failed
+// assertion leaves the test early is killed.
+struct Server {
+  pid_t pid = 0;
+  int port = 0;
+  ~Server() {
+    if (pid > 0) stop(SIGKILL, 5000);
+  }
+  int stop(int sig, int timeout_ms) {
+    ::kill(pid, sig);
+    const int status = wait_exit(pid, timeout_ms);
+    pid = 0;
+    return status;
+  }
+};
+
 TEST(ServeBinary, KvDiskTierAnswersFromDiskAfterRestartsAndKills) {
   BATON_REQUIRE_BINARY();
+  constexpr int kRounds = 4;
+  constexpr int kDurable = 3;  // conversations kDurable + r: written before kill r
   kv::testing::ScratchDir disk;
   const std::vector<std::string> flags = {"--kv-disk-dir", disk.path(), "--kv-disk-space-mb", "64"};
-  pid_t pid = 0;
-  int port = 0, cached = 0;
-  spawn_server(512, {}, pid, port);  // no disk tier: the reference answers
+  Server s;
+  int cached = 0;
+  spawn_server(512, {}, s.pid, s.port);  // no disk tier: the reference answers
   if (::testing::Test::HasFatalFailure()) return;
   std::vector<std::string> want;
-  for (int i = 0; i < 3; ++i) want.push_back(complete(port, conversation(i), cached));
-  ::kill(pid, SIGKILL);
-  wait_exit(pid, 5000);
+  for (int i = 0; i < kDurable + kRounds; ++i) {
+    want.push_back(complete(s.port, conversation(i), cached));
+  }
+  s.stop(SIGKILL, 5000);
 
-  spawn_server(512, flags, pid, port);
+  spawn_server(512, flags, s.pid, s.port);
   if (::testing::Test::HasFatalFailure()) return;
-  EXPECT_EQ(complete(port, conversation(0), cached), want[0]);
-  ::kill(pid, SIGTERM);  // a clean restart: everything queued is written first
-  ASSERT_NE(wait_exit(pid, 15000), -1);
+  EXPECT_EQ(complete(s.port, conversation(0), cached), want[0]);
+  // A clean restart: everything queued is written first.
+  ASSERT_NE(s.stop(SIGTERM, 15000), -1);
   std::mt19937 rng(7);
-  for (int round = 0; round < 4; ++round) {
-    spawn_server(512, flags, pid, port);
+  for (int round = 0; round < kRounds; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    spawn_server(512, flags, s.pid, s.port);
     if (::testing::Test::HasFatalFailure()) return;
-    std::thread client([&] {
+    // What the previous server wrote durably came through its kill -9.
+    if (round > 0) expect_from_disk(s.port, kDurable + round - 1, want[kDurable + round - 1]);
+    const double before = wait_disk_quiet(s.port, 0);
+    ASSERT_GE(before, 0) << "the server never went quiet";
+    EXPECT_EQ(complete(s.port, conversation(kDurable + round), cached), want[kDurable + round]);
+    ASSERT_GE(wait_disk_quiet(s.port, before + 1), 0) << "its segments were never written";
+    // Then a kill -9 at a random moment while another conversation's segments may be written.
+    std::thread client([port = s.port, round] {
       int ignored = 0;
       complete(port, conversation(1 + round % 2), ignored);
     });
     std::this_thread::sleep_for(
         std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 60)(rng)));
-    ::kill(pid, SIGKILL);
-    wait_exit(pid, 5000);
+    s.stop(SIGKILL, 5000);
     client.join();
   }
-  spawn_server(512, flags, pid, port);
+  spawn_server(512, flags, s.pid, s.port);
   if (::testing::Test::HasFatalFailure()) return;
-  EXPECT_EQ(complete(port, conversation(0), cached), want[0]);
-  EXPECT_GE(cached, 256) << "the conversation answered before the clean restart came from disk";
-  for (int i = 1; i < 3; ++i) EXPECT_EQ(complete(port, conversation(i), cached), want[i]);
-  ::kill(pid, SIGTERM);
-  EXPECT_NE(wait_exit(pid, 15000), -1);
+  expect_from_disk(s.port, 0, want[0]);  // written before the clean restart
+  for (int round = 0; round < kRounds; ++round) {
+    expect_from_disk(s.port, kDurable + round, want[kDurable + round]);  // before kill `round`
+  }
+  for (int i = 1; i < 3; ++i) EXPECT_EQ(complete(s.port, conversation(i), cached), want[i]);
+  EXPECT_NE(s.stop(SIGTERM, 15000), -1);
 }
 
 TEST(ServeBinary, KvDiskFlagsAreCheckedWithTheFix) {
