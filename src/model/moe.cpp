@@ -75,25 +75,21 @@ void group_by_expert(const MoeParams& p, int64_t n, MoeScratch& s) {
   for (int64_t i = 0; i < n * k; ++i) s.slot[i] = s.filled[s.ids[i]]++;
 }
 
-// hidden = silu(gate) * up for the gathered rows [r0, r0 + rows) of expert e.
-void expert_hidden(const MoeWeights& w, int32_t e, int64_t r0, int64_t rows, int64_t E, int64_t F,
-                   MoeScratch& s, kernels::ThreadPool* pool) {
-  const float* x = s.xin.data() + r0 * E;
-  float* h = s.hidden.data() + r0 * F;
-  if (w.gate_up[e].data != nullptr) {
-    float* fu = s.fused.data() + r0 * 2 * F;
-    kernels::matmul(w.gate_up[e], x, rows, fu, pool);
-    for (int64_t r = 0; r < rows; ++r) {
-      float* row = fu + r * 2 * F;
-      silu_mul(row, row + F, F);
-      std::copy(row, row + F, h + r * F);
+// The gate and up products of every chosen expert, for its gathered rows: one job per expert
+// into fused (gate and up stacked), or gate into hidden and up into up.
+void gate_up_jobs(const MoeWeights& w, int64_t E, int64_t F, MoeScratch& s) {
+  s.jobs.clear();
+  for (size_t e = 0; e + 1 < s.offset.size(); ++e) {
+    const int64_t r0 = s.offset[e], rows = s.offset[e + 1] - r0;
+    if (rows == 0) continue;
+    const float* x = s.xin.data() + r0 * E;
+    if (w.gate_up[e].data != nullptr) {
+      s.jobs.push_back({w.gate_up[e], x, rows, s.fused.data() + r0 * 2 * F});
+    } else {
+      s.jobs.push_back({w.gate[e], x, rows, s.hidden.data() + r0 * F});
+      s.jobs.push_back({w.up[e], x, rows, s.up.data() + r0 * F});
     }
-    return;
   }
-  float* up = s.up.data() + r0 * F;
-  kernels::matmul(w.gate[e], x, rows, h, pool);
-  kernels::matmul(w.up[e], x, rows, up, pool);
-  for (int64_t r = 0; r < rows; ++r) silu_mul(h + r * F, up + r * F, F);
 }
 
 }  // namespace
@@ -128,13 +124,29 @@ void moe_ffn(const MoeWeights& w, const MoeParams& p, int64_t n_embd, const floa
       std::copy(xn + r * E, xn + (r + 1) * E, s.xin.data() + s.slot[r * k + j] * E);
     }
   });
-  // Only the experts some row chose are read, each once for all of its rows.
+  // Only the experts some row chose are read, each once for all of its rows; all experts' tiles
+  // go to the threads in one hand-out per product.
+  gate_up_jobs(w, E, F, s);
+  kernels::matmul_many(s.jobs.data(), s.jobs.size(), pool);
+  for_rows(pool, g, [&](int64_t i) {
+    // The expert of gathered row i: the last whose first row is <= i.
+    const auto e = std::upper_bound(s.offset.begin(), s.offset.end(), i) - s.offset.begin() - 1;
+    float* h = s.hidden.data() + i * F;
+    if (w.gate_up[e].data == nullptr) {
+      silu_mul(h, s.up.data() + i * F, F);
+      return;
+    }
+    float* row = s.fused.data() + i * 2 * F;
+    silu_mul(row, row + F, F);
+    std::copy(row, row + F, h);
+  });
+  s.jobs.clear();
   for (int32_t e = 0; e < N; ++e) {
     const int64_t r0 = s.offset[e], rows = s.offset[e + 1] - r0;
     if (rows == 0) continue;
-    expert_hidden(w, e, r0, rows, E, F, s, pool);
-    kernels::matmul(w.down[e], s.hidden.data() + r0 * F, rows, s.yout.data() + r0 * E, pool);
+    s.jobs.push_back({w.down[e], s.hidden.data() + r0 * F, rows, s.yout.data() + r0 * E});
   }
+  kernels::matmul_many(s.jobs.data(), s.jobs.size(), pool);
   for_rows(pool, n, [&](int64_t r) {
     float* o = out + r * E;
     const float* wr = s.weights.data() + r * k;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/matmul.h"
 #include "kernels/thread_pool.h"
 #include "model/hparams.h"
 #include "model/weights.h"
@@ -34,6 +35,7 @@ struct MoeScratch {
   std::vector<float> up;        // up of each gathered row, when gate and up are apart
   std::vector<float> hidden;    // silu(gate) * up, n_ff per gathered row
   std::vector<float> yout;      // each gathered row's expert output, n_embd
+  std::vector<kernels::MatmulJob> jobs;
 };
 
 // out[r] (n_embd floats) = sum over row r's experts j, in rank order, of
