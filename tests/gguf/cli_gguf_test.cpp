@@ -68,6 +68,13 @@ TEST(CliGguf, SynthQwen3MoeThenInfoShowsExperts) {
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("[64, 64, 6]"), std::string::npos) << r.output;
+  // The engine's startup line names the architecture and the experts.
+  r = run_baton("run -m '" + out.string() + "' -n 2 -p hi --threads 1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("(qwen3moe): 2 layers, embd 64, heads 4/2, experts 6 (2 used per "
+                          "token), expert ff 64"),
+            std::string::npos)
+      << r.output;
   r = run_baton("gguf synth '" + out.string() +
                 "' --arch qwen3moe --experts 4 --experts-used 5 --byte-vocab");
   EXPECT_EQ(r.status, 1);
