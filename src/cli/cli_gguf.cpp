@@ -34,12 +34,17 @@ void register_synth(CLI::App& gguf) {
   auto* cmd = gguf.add_subcommand("synth", "write a model of a real shape with RANDOM weights");
   auto& s = args->spec;
   cmd->add_option("out", args->out, "output .gguf path")->required();
-  cmd->add_option("--arch", s.arch, "llama | qwen2 | qwen3")->capture_default_str();
+  cmd->add_option("--arch", s.arch, "llama | qwen2 | qwen3 | qwen3moe")->capture_default_str();
   cmd->add_option("--embd", s.embd, "embedding length")->capture_default_str();
   cmd->add_option("--layers", s.layers, "number of blocks")->capture_default_str();
   cmd->add_option("--heads", s.heads, "attention heads")->capture_default_str();
   cmd->add_option("--kv-heads", s.kv_heads, "key/value heads")->capture_default_str();
   cmd->add_option("--ff", s.ff, "feed-forward length")->capture_default_str();
+  cmd->add_option("--experts", s.experts, "experts per layer (qwen3moe)")->capture_default_str();
+  cmd->add_option("--experts-used", s.experts_used, "experts each token uses (qwen3moe)")
+      ->capture_default_str();
+  cmd->add_option("--expert-ff", s.expert_ff, "feed-forward length of each expert (qwen3moe)")
+      ->capture_default_str();
   cmd->add_option("--ctx", s.ctx, "context length")->capture_default_str();
   cmd->add_option("--type", args->type,
                   "f32|f16|q8_0|q4_0|q4_1|q5_0|iq4_nl|q2_k|q3_k|q4_k|q5_k|q6_k|iq4_xs for "

@@ -136,8 +136,11 @@ std::unique_ptr<LlamaEngine> load_llama_engine(const std::string& path, const En
               model->hparams().n_vocab);
   }
   const auto& h = model->hparams();
-  log::info("loaded {} ({}): {} layers, embd {}, heads {}/{}, ff {}, vocab {}, {} threads", path,
-            model::arch_name(h.arch), h.n_layer, h.n_embd, h.n_head, h.n_head_kv, h.n_ff, h.n_vocab,
+  const std::string ffn = h.is_moe() ? fmt::format("experts {} ({} used per token), expert ff {}",
+                                                   h.moe.n_expert, h.moe.n_used, h.moe.n_ff)
+                                     : fmt::format("ff {}", h.n_ff);
+  log::info("loaded {} ({}): {} layers, embd {}, heads {}/{}, {}, vocab {}, {} threads", path,
+            model::arch_name(h.arch), h.n_layer, h.n_embd, h.n_head, h.n_head_kv, ffn, h.n_vocab,
             model->pool().size());
   if (model->interleaved_bytes() > 0) {
     log::info(

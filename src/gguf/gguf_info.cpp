@@ -20,6 +20,28 @@ std::string type_label(const MetaValue& v) {
   return fmt::format("{}[{}]", value_type_name(v.array_type), v.array_size());
 }
 
+// An integer key of the file's architecture, or -1 when absent or not an integer.
+int64_t arch_int(const GgufFile& f, const std::string& arch, const char* key) {
+  const std::string k = arch + "." + key;
+  const MetaValue* v = f.find(k);
+  return v != nullptr && is_integer_type(v->type) ? f.get_int_or(k, -1) : -1;
+}
+
+// "experts: ..." for a mixture-of-experts model, else empty.
+std::string experts_line(const GgufFile& f) {
+  const MetaValue* a = f.find("general.architecture");
+  if (a == nullptr || a->type != ValueType::STRING) return "";
+  const std::string arch = f.get_string("general.architecture");
+  const int64_t n = arch_int(f, arch, "expert_count");
+  if (n <= 0) return "";
+  const int64_t used = arch_int(f, arch, "expert_used_count");
+  const int64_t ff = arch_int(f, arch, "expert_feed_forward_length");
+  std::string out = fmt::format("\nexperts: {} per layer", n);
+  if (used > 0) out += fmt::format(", {} used per token", used);
+  if (ff > 0) out += fmt::format(", expert feed-forward length {}", ff);
+  return out + "\n";
+}
+
 }  // namespace
 
 std::string format_info(const GgufFile& f, size_t max_array_items) {
@@ -33,6 +55,7 @@ std::string format_info(const GgufFile& f, size_t max_array_items) {
     out += fmt::format("  {:<{}}  {:<12}  {}\n", printable(k, 48), key_w, type_label(v),
                        v.to_display(max_array_items));
   }
+  out += experts_line(f);
   size_t name_w = 4;
   for (const auto& t : f.tensors()) name_w = std::max(name_w, t.name.size());
   out += fmt::format("\ntensors ({}):\n", f.tensors().size());

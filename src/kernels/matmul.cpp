@@ -54,6 +54,54 @@ void run_rows(ThreadPool* pool, const MatrixView& w,
   }
 }
 
+using QuantKernel = void (*)(const MatrixView&, const QuantizedX&, int64_t, int64_t, float*);
+using FloatKernel = void (*)(const MatrixView&, const float*, int64_t, int64_t, int64_t, float*);
+
+FloatKernel float_kernel(SimdLevel level) {
+  return level == SimdLevel::Avx512 ? float_rows_avx512
+         : level == SimdLevel::Avx2 ? float_rows_avx2
+                                    : float_rows_scalar;
+}
+
+QuantKernel quant_kernel(SimdLevel level) {
+  return level == SimdLevel::Avx512 ? quant_rows_avx512
+         : level == SimdLevel::Avx2 ? quant_rows_avx2
+                                    : quant_rows_scalar;
+}
+
+// Checks w for the level (clamped to the CPU's) and returns that level.
+SimdLevel level_for(SimdLevel level, const MatrixView& w) {
+  level = clamp_level(level);
+  if (w.interleave != 1 && level != SimdLevel::Avx512) {
+    throw std::invalid_argument(std::string("matmul: interleaved weights need the avx512-vnni "
+                                            "kernels, not ") +
+                                simd_level_label(level));
+  }
+  return level;
+}
+
+// Sizes qx for n_x rows of x multiplying w.
+void prepare_qx(SimdLevel level, const MatrixView& w, int64_t n_x, QuantizedX& qx) {
+  const LaneForm lanes = level == SimdLevel::Avx512 ? avx512_lane_form(w) : LaneForm{};
+  resize_quantized_x(qx, n_x, w.cols / kQK, has_half_offsets(w.type), lanes);
+}
+
+// Quantizes row r of x (w.cols floats at x) into qx: the same steps in every caller, so a row's
+// blocks never depend on the batch around it.
+void quantize_row_for(SimdLevel level, const float* x, QuantizedX& qx, int64_t r) {
+  if (level == SimdLevel::Avx512) {
+    quantize_x_row_avx512(x, qx, r);
+  } else {
+    quantize_x_row(x, qx, r);
+  }
+  if (qx.half_sums) half_sums_row(qx, r);
+  if (qx.lanes.bias != 0) lane_corrections_row(qx, r);
+}
+
+// Below this many multiply-adds, waking the workers costs more than it saves (tiny models
+// run hundreds of such products per token). Threads never change a result, so this is free.
+constexpr int64_t kMinParallelMacs = int64_t(1) << 16;
+
 }  // namespace
 
 MatrixView view_of(const gguf::TensorInfo& t, const uint8_t* data) {
@@ -91,42 +139,21 @@ void matmul_at(SimdLevel level, const MatrixView& w, const float* x, int64_t n_x
                ThreadPool* pool) {
   check_view(w, x, n_x, y);
   if (w.rows == 0 || n_x == 0) return;
-  level = clamp_level(level);
-  if (w.interleave != 1 && level != SimdLevel::Avx512) {
-    throw std::invalid_argument(std::string("matmul: interleaved weights need the avx512-vnni "
-                                            "kernels, not ") +
-                                simd_level_label(level));
-  }
-  // Below this many multiply-adds, waking the workers costs more than it saves (tiny models
-  // run hundreds of such products per token). Threads never change a result, so this is free.
-  constexpr int64_t kMinParallelMacs = int64_t(1) << 16;
+  level = level_for(level, w);
   if (w.rows * w.cols * n_x < kMinParallelMacs) pool = nullptr;
   if (is_float_type(w.type)) {
-    auto kernel = level == SimdLevel::Avx512 ? float_rows_avx512
-                  : level == SimdLevel::Avx2 ? float_rows_avx2
-                                             : float_rows_scalar;
+    const FloatKernel kernel = float_kernel(level);
     run_rows(pool, w, [&](int64_t o0, int64_t o1) { kernel(w, x, n_x, o0, o1, y); });
     return;
   }
-  // x is quantized once per call, row by row with one function, so a row's blocks never
-  // depend on the batch around it.
+  // x is quantized once per call, row by row with one function.
   // Lambdas below run on pool threads, where the name of a thread_local means their own copy:
   // they must go through this reference.
   thread_local QuantizedX qx_storage;
   QuantizedX& qx = qx_storage;
-  const int64_t nb = w.cols / kQK;
-  const LaneForm lanes = level == SimdLevel::Avx512 ? avx512_lane_form(w) : LaneForm{};
-  resize_quantized_x(qx, n_x, nb, has_half_offsets(w.type), lanes);
+  prepare_qx(level, w, n_x, qx);
   auto quantize = [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      if (level == SimdLevel::Avx512) {
-        quantize_x_row_avx512(x + r * w.cols, qx, r);
-      } else {
-        quantize_x_row(x + r * w.cols, qx, r);
-      }
-      if (qx.half_sums) half_sums_row(qx, r);
-      if (lanes.bias != 0) lane_corrections_row(qx, r);
-    }
+    for (int64_t r = r0; r < r1; ++r) quantize_row_for(level, x + r * w.cols, qx, r);
   };
   if (pool != nullptr && n_x > 1) {
     pool->parallel_for(n_x, quantize);
@@ -134,14 +161,93 @@ void matmul_at(SimdLevel level, const MatrixView& w, const float* x, int64_t n_x
     quantize(0, n_x);
   }
   const QuantizedX& xq = qx;
-  auto kernel = level == SimdLevel::Avx512 ? quant_rows_avx512
-                : level == SimdLevel::Avx2 ? quant_rows_avx2
-                                           : quant_rows_scalar;
+  const QuantKernel kernel = quant_kernel(level);
   run_rows(pool, w, [&](int64_t o0, int64_t o1) { kernel(w, xq, o0, o1, y); });
 }
 
 void matmul(const MatrixView& w, const float* x, int64_t n_x, float* y, ThreadPool* pool) {
   matmul_at(active_simd_level(), w, x, n_x, y, pool);
+}
+
+namespace {
+
+// A run of weight tiles of one job of matmul_many.
+struct Piece {
+  size_t job;
+  int64_t t0, t1;
+};
+
+}  // namespace
+
+void matmul_many(const MatmulJob* jobs, size_t n_jobs, ThreadPool* pool) {
+  const SimdLevel level0 = active_simd_level();
+  std::vector<SimdLevel> levels(n_jobs);
+  int64_t macs = 0, tiles = 0, rows = 0;
+  for (size_t j = 0; j < n_jobs; ++j) {
+    const MatmulJob& m = jobs[j];
+    check_view(m.w, m.x, m.n_x, m.y);
+    levels[j] = level_for(level0, m.w);
+    if (m.w.rows == 0 || m.n_x == 0) continue;
+    macs += m.w.rows * m.w.cols * m.n_x;
+    tiles += (m.w.rows + row_tile(m.w) - 1) / row_tile(m.w);
+    rows += m.n_x;
+  }
+  if (macs < kMinParallelMacs) pool = nullptr;
+  const int threads = pool != nullptr ? pool->size() : 1;
+  // Each job's x in its own buffer (grown, never shrunk, across calls on this thread); the
+  // lambdas reach it through this reference (see matmul_at).
+  thread_local std::vector<QuantizedX> qx_storage;
+  std::vector<QuantizedX>& qx = qx_storage;
+  if (qx.size() < n_jobs) qx.resize(n_jobs);
+  // Quantize every job's rows in one pass: row i of the flattened list is (job, row).
+  std::vector<std::pair<size_t, int64_t>> flat;
+  flat.reserve(static_cast<size_t>(rows));
+  for (size_t j = 0; j < n_jobs; ++j) {
+    const MatmulJob& m = jobs[j];
+    if (m.w.rows == 0 || m.n_x == 0 || is_float_type(m.w.type)) continue;
+    prepare_qx(levels[j], m.w, m.n_x, qx[j]);
+    for (int64_t r = 0; r < m.n_x; ++r) flat.emplace_back(j, r);
+  }
+  auto quantize = [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const auto [j, r] = flat[i];
+      quantize_row_for(levels[j], jobs[j].x + r * jobs[j].w.cols, qx[j], r);
+    }
+  };
+  const auto n_flat = static_cast<int64_t>(flat.size());
+  if (pool != nullptr && n_flat > 1) {
+    pool->parallel_for(n_flat, quantize);
+  } else {
+    quantize(0, n_flat);
+  }
+  // About 8 pieces per thread over all jobs, none straddling two jobs.
+  const int64_t grain = std::max<int64_t>(1, tiles / (8 * threads));
+  std::vector<Piece> pieces;
+  for (size_t j = 0; j < n_jobs; ++j) {
+    const MatmulJob& m = jobs[j];
+    if (m.w.rows == 0 || m.n_x == 0) continue;
+    const int64_t t = (m.w.rows + row_tile(m.w) - 1) / row_tile(m.w);
+    for (int64_t t0 = 0; t0 < t; t0 += grain) pieces.push_back({j, t0, std::min(t, t0 + grain)});
+  }
+  auto run = [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const Piece& c = pieces[p];
+      const MatmulJob& m = jobs[c.job];
+      const int64_t tile = row_tile(m.w);
+      const int64_t o0 = c.t0 * tile, o1 = std::min(m.w.rows, c.t1 * tile);
+      if (is_float_type(m.w.type)) {
+        float_kernel(levels[c.job])(m.w, m.x, m.n_x, o0, o1, m.y);
+      } else {
+        quant_kernel(levels[c.job])(m.w, qx[c.job], o0, o1, m.y);
+      }
+    }
+  };
+  const auto n_pieces = static_cast<int64_t>(pieces.size());
+  if (pool != nullptr) {
+    pool->parallel_for_dynamic(n_pieces, 1, run);
+  } else {
+    run(0, n_pieces);
+  }
 }
 
 }  // namespace baton::kernels

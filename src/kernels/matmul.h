@@ -36,6 +36,21 @@ MatrixView view_of(const gguf::TensorInfo& t, const uint8_t* data);
 // The SIMD level is fixed per process (see simd_level_name). pool may be null (one thread).
 void matmul(const MatrixView& w, const float* x, int64_t n_x, float* y, ThreadPool* pool);
 
+// One product of matmul_many: y = w x over n_x rows of x (the layouts of matmul).
+struct MatmulJob {
+  MatrixView w;
+  const float* x = nullptr;
+  int64_t n_x = 0;
+  float* y = nullptr;
+};
+
+// Runs every job with one hand-out of work to the threads: the rows of x of every job are
+// quantized in one pass, then the jobs' weight tiles go to whichever thread is free. Each y is
+// bit-identical to matmul(job.w, job.x, job.n_x, job.y). For many small products over other
+// weights (a step's mixture-of-experts experts), where a pass per product would leave threads
+// waiting at each end. Jobs must not write each other's y.
+void matmul_many(const MatmulJob* jobs, size_t n_jobs, ThreadPool* pool);
+
 // Dequantizes row `row` of w into out (w.cols floats).
 void get_row(const MatrixView& w, int64_t row, float* out);
 

@@ -14,8 +14,14 @@ const char* arch_name(Arch a) {
       return "qwen2";
     case Arch::Qwen3:
       return "qwen3";
+    case Arch::Qwen3Moe:
+      return "qwen3moe";
   }
   return "?";
+}
+
+bool has_qk_norm(Arch a) {
+  return a == Arch::Qwen3 || a == Arch::Qwen3Moe;
 }
 
 namespace {
@@ -24,8 +30,11 @@ Arch parse_arch(const std::string& s, const std::string& path) {
   if (s == "llama") return Arch::Llama;
   if (s == "qwen2") return Arch::Qwen2;
   if (s == "qwen3") return Arch::Qwen3;
-  throw std::runtime_error(fmt::format(
-      "{}: general.architecture '{}' is not supported (supported: llama, qwen2, qwen3)", path, s));
+  if (s == "qwen3moe") return Arch::Qwen3Moe;
+  throw std::runtime_error(
+      fmt::format("{}: general.architecture '{}' is not supported (supported: llama, qwen2, "
+                  "qwen3, qwen3moe)",
+                  path, s));
 }
 
 int32_t positive(const gguf::GgufFile& f, const std::string& key, int64_t v, int64_t max) {
@@ -34,6 +43,35 @@ int32_t positive(const gguf::GgufFile& f, const std::string& key, int64_t v, int
         fmt::format("{}: {} = {} is out of range (expected 1..{})", f.path(), key, v, max));
   }
   return static_cast<int32_t>(v);
+}
+
+// The expert keys of a mixture-of-experts architecture. The expert FFN width may be absent (the
+// loader then takes it from the expert tensors' shape).
+MoeParams read_moe(const gguf::GgufFile& f, const std::string& a) {
+  MoeParams m;
+  const std::string count = a + "expert_count", used = a + "expert_used_count";
+  for (const auto& key : {count, used}) {
+    if (!f.has(key)) {
+      throw std::runtime_error(
+          fmt::format("{}: required key {} is missing (a {} file names its experts; convert the "
+                      "model again with a current llama.cpp)",
+                      f.path(), key, a.substr(0, a.size() - 1)));
+    }
+  }
+  m.n_expert = positive(f, count, f.get_int(count), 4096);
+  const int64_t k = f.get_int(used);
+  if (k <= 0 || k > m.n_expert) {
+    throw std::runtime_error(
+        fmt::format("{}: {} = {} is out of range: each token uses 1..{} experts ({} = {}); set "
+                    "it to the model's number of active experts",
+                    f.path(), used, k, m.n_expert, count, m.n_expert));
+  }
+  m.n_used = static_cast<int32_t>(k);
+  const std::string ff = a + "expert_feed_forward_length";
+  if (f.has(ff)) m.n_ff = positive(f, ff, f.get_int(ff), 1 << 20);
+  m.gating = ExpertGating::SoftmaxTopK;
+  m.norm_topk = true;
+  return m;
 }
 
 }  // namespace
@@ -54,7 +92,14 @@ HParams read_hparams(const gguf::GgufFile& f) {
   };
   h.n_embd = req("embedding_length", 1 << 16);
   h.n_layer = req("block_count", 1024);
-  h.n_ff = req("feed_forward_length", 1 << 20);
+  if (h.arch == Arch::Qwen3Moe) {
+    h.moe = read_moe(f, a);
+    // A MoE file may carry a dense width it never uses; it is not needed.
+    const int64_t ff = f.get_int_or(a + "feed_forward_length", 0);
+    h.n_ff = ff > 0 && ff <= (1 << 20) ? static_cast<int32_t>(ff) : 0;
+  } else {
+    h.n_ff = req("feed_forward_length", 1 << 20);
+  }
   h.n_head = req("attention.head_count", 1024);
   h.n_head_kv = positive(f, a + "attention.head_count_kv",
                          f.get_int_or(a + "attention.head_count_kv", h.n_head), 1024);

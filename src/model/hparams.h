@@ -7,12 +7,28 @@
 
 namespace baton::model {
 
-enum class Arch { Llama, Qwen2, Qwen3 };
+enum class Arch { Llama, Qwen2, Qwen3, Qwen3Moe };
 const char* arch_name(Arch a);
+// Whether the architecture normalises each head of q and k (RMSNorm with head_dim weights)
+// before rope.
+bool has_qk_norm(Arch a);
 
 // How RoPE pairs dimensions: "normal" rotates adjacent pairs (2i, 2i+1), "neox" rotates
 // (i, i + n_rot/2).
 enum class RopeMode { Normal, Neox };
+
+// How a mixture-of-experts layer picks and weighs its experts from the router's logits.
+// SoftmaxTopK: softmax over all experts, the k most probable, their probabilities (renormalised
+// to sum 1 when norm_topk). Other policies (top-k then softmax, router biases) join here.
+enum class ExpertGating { SoftmaxTopK };
+
+struct MoeParams {
+  int32_t n_expert = 0;  // 0: every layer's FFN is dense
+  int32_t n_used = 0;    // experts each token goes through (k)
+  int32_t n_ff = 0;      // rows of each expert's gate and up matrices
+  ExpertGating gating = ExpertGating::SoftmaxTopK;
+  bool norm_topk = true;
+};
 
 struct HParams {
   Arch arch = Arch::Llama;
@@ -21,7 +37,7 @@ struct HParams {
   int32_t n_vocab = 0;
   int32_t n_embd = 0;
   int32_t n_layer = 0;
-  int32_t n_ff = 0;
+  int32_t n_ff = 0;  // dense FFN width; may be 0 for a mixture-of-experts model
   int32_t n_head = 0;
   int32_t n_head_kv = 0;
   int32_t head_dim = 0;
@@ -37,9 +53,11 @@ struct HParams {
   int32_t rope_orig_ctx = 0;
   float rope_low_freq_factor = 1.0f;
   float rope_high_freq_factor = 4.0f;
+  MoeParams moe;
 
   int32_t q_dim() const { return n_head * head_dim; }
   int32_t kv_dim() const { return n_head_kv * head_dim; }
+  bool is_moe() const { return moe.n_expert > 0; }
 };
 
 // Throws std::runtime_error naming the key/architecture when the file is not a usable model.

@@ -11,6 +11,7 @@
 
 #include "kernels/matmul.h"
 #include "model/attention.h"
+#include "model/moe.h"
 #include "model/ops.h"
 
 namespace baton::model {
@@ -23,6 +24,7 @@ struct LlamaModel::Acts {
   std::vector<std::pair<int64_t, int32_t>> tiles;  // (first row, rows) within one sequence
   std::vector<float> x, xn, q, k, v, att, tmp, gate, up, cos_v, sin_v;
   std::vector<float> fused;  // output of a stacked matmul (q|k|v or gate|up rows)
+  MoeScratch moe;
 };
 
 namespace {
@@ -208,9 +210,21 @@ void LlamaModel::layer(int32_t il, Acts& a) {
   for_rows(n, [&](int64_t r) {
     rms_norm(a.x.data() + r * E, L.ffn_norm.data(), E, h_.rms_eps, a.xn.data() + r * E);
   });
-  gate_up(L, a);
-  kernels::matmul(L.w_down, a.gate.data(), n, a.tmp.data(), pool_.get());
+  ffn(L, a);
   add_inplace(a.x.data(), a.tmp.data(), n * E);
+}
+
+// a.tmp = the layer's FFN of every row of a.xn.
+void LlamaModel::ffn(const LayerWeights& L, Acts& a) {
+  switch (L.ffn) {
+    case FfnKind::Dense:
+      gate_up(L, a);
+      kernels::matmul(L.w_down, a.gate.data(), a.n, a.tmp.data(), pool_.get());
+      return;
+    case FfnKind::Moe:
+      moe_ffn(L.moe, h_.moe, h_.n_embd, a.xn.data(), a.n, a.tmp.data(), a.moe, pool_.get());
+      return;
+  }
 }
 
 // q, k and v of every row from a.xn: one matmul over the stacked matrices when the weights are

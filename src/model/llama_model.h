@@ -1,6 +1,6 @@
 #pragma once
-// A llama-family model (llama, qwen2, qwen3) over a GGUF mapping, with its block KV cache and
-// the forward pass over a ragged batch of sequences.
+// A llama-family model (llama, qwen2, qwen3, qwen3moe) over a GGUF mapping, with its block KV cache
+// and the forward pass over a ragged batch of sequences.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -60,6 +60,7 @@ class LlamaModel {
   void validate(const std::vector<SeqSlice>& seqs) const;
   void layer(int32_t il, Acts& a);
   void project_qkv(const LayerWeights& L, Acts& a);
+  void ffn(const LayerWeights& L, Acts& a);
   void gate_up(const LayerWeights& L, Acts& a);
   void attention(int32_t il, Acts& a);
   template <typename F>

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -31,6 +32,20 @@ void release_pages(const void* data, size_t bytes) {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
+// Releases the file's pages of the rewritten matrices once more, with ranges that touch (the
+// experts of one tensor) merged: the pages they share at their edges go too.
+void release_ranges(std::vector<std::pair<const uint8_t*, size_t>>& ranges) {
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 0; i < ranges.size();) {
+    const uint8_t* begin = ranges[i].first;
+    const uint8_t* end = begin + ranges[i].second;
+    for (++i; i < ranges.size() && ranges[i].first <= end; ++i) {
+      end = std::max(end, ranges[i].first + ranges[i].second);
+    }
+    release_pages(begin, static_cast<size_t>(end - begin));
+  }
+}
+
 // Matrices that multiply the same activations, in the order they are stored; `stacked` (when
 // not null) receives the view of the whole group when its parts can sit back to back.
 struct Group {
@@ -43,8 +58,18 @@ std::vector<Group> groups_of(ModelWeights& w) {
   for (auto& l : w.layers) {
     out.push_back({{&l.wq, &l.wk, &l.wv}, &l.wqkv});
     out.push_back({{&l.wo}});
-    out.push_back({{&l.w_gate, &l.w_up}, &l.w_gate_up});
-    out.push_back({{&l.w_down}});
+    if (l.ffn == FfnKind::Dense) {
+      out.push_back({{&l.w_gate, &l.w_up}, &l.w_gate_up});
+      out.push_back({{&l.w_down}});
+      continue;
+    }
+    // Each expert is its own group: a step reads only the experts its tokens chose, and each
+    // one's gate and up rows stream as one matrix.
+    out.push_back({{&l.moe.router}});
+    for (size_t e = 0; e < l.moe.gate.size(); ++e) {
+      out.push_back({{&l.moe.gate[e], &l.moe.up[e]}, &l.moe.gate_up[e]});
+      out.push_back({{&l.moe.down[e]}});
+    }
   }
   out.push_back({{&w.output}});
   return out;
@@ -109,6 +134,7 @@ std::unique_ptr<WeightArena> interleave_weights(ModelWeights& w, kernels::Thread
   if (total == 0) return nullptr;
   auto arena = std::make_unique<WeightArena>(total);
   size_t at = 0;
+  std::vector<std::pair<const uint8_t*, size_t>> released;
   for (const auto& g : groups) {
     const bool stack = stackable(g);
     const size_t start = at;
@@ -122,6 +148,8 @@ std::unique_ptr<WeightArena> interleave_weights(ModelWeights& w, kernels::Thread
       // The embedding table stays in use (get_row) when the output projection is tied to it.
       if (plain.data != w.token_embd.data) {
         release_pages(plain.data, plain.row_stride * plain.rows);
+        released.emplace_back(static_cast<const uint8_t*>(plain.data),
+                              plain.row_stride * plain.rows);
       }
     }
     if (stack) {
@@ -131,6 +159,7 @@ std::unique_ptr<WeightArena> interleave_weights(ModelWeights& w, kernels::Thread
     }
     at = round_up(at, kAlign);
   }
+  release_ranges(released);
   return arena;
 }
 

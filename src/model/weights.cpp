@@ -51,6 +51,45 @@ class Loader {
     return find(name) ? vec(name, n) : std::vector<float>{};
   }
 
+  // The n_expert slices of a 3-D expert tensor [cols, rows, n_expert], each a rows x cols
+  // matrix. rows < 0: any (the caller reads it from the tensor). `what` says, in a message,
+  // what the tensor is for.
+  std::vector<kernels::MatrixView> experts(const std::string& name, int64_t cols, int64_t rows,
+                                           const std::string& expert_key, int64_t n_expert,
+                                           const char* what) const {
+    const auto* t = find(name);
+    if (!t) {
+      throw std::runtime_error(fmt::format(
+          "{}: tensor {} is missing ({}; the file is not a complete mixture-of-experts model)",
+          f_.path(), name, what));
+    }
+    need(name);  // type check
+    if (t->dims.size() != 3 || t->dims[0] != static_cast<uint64_t>(cols) ||
+        (rows >= 0 && t->dims[1] != static_cast<uint64_t>(rows)) || t->dims[1] == 0) {
+      throw std::runtime_error(fmt::format("{}: tensor {} has shape {}, expected [{}, {}, {}]",
+                                           f_.path(), name, shape(*t), cols,
+                                           rows >= 0 ? std::to_string(rows) : "n_ff", n_expert));
+    }
+    if (t->dims[2] != static_cast<uint64_t>(n_expert)) {
+      throw std::runtime_error(fmt::format(
+          "{}: tensor {} holds {} experts but {} is {}: the file is inconsistent (set the key "
+          "to {} or use a consistent file)",
+          f_.path(), name, t->dims[2], expert_key, n_expert, t->dims[2]));
+    }
+    gguf::TensorInfo flat = *t;
+    flat.dims = {t->dims[0], t->dims[1] * t->dims[2]};
+    const kernels::MatrixView all = kernels::view_of(flat, f_.tensor_data(*t));
+    const int64_t per = static_cast<int64_t>(t->dims[1]);
+    std::vector<kernels::MatrixView> out(n_expert, all);
+    for (int64_t e = 0; e < n_expert; ++e) {
+      out[e].data = static_cast<const uint8_t*>(all.data) + e * per * all.row_stride;
+      out[e].rows = per;
+    }
+    return out;
+  }
+
+  const std::string& path() const { return f_.path(); }
+
  private:
   static std::string shape(const gguf::TensorInfo& t) {
     std::string s = "[";
@@ -64,7 +103,51 @@ uint64_t view_bytes(const kernels::MatrixView& m) {
   return m.row_stride * m.rows;
 }
 
-LayerWeights load_layer(const Loader& L, const HParams& h, int i) {
+// A layer's router and experts. Sets h.moe.n_ff from the first layer's tensors when the file
+// has no key for it; every layer must then agree.
+MoeWeights load_moe(const Loader& L, HParams& h, const std::string& p) {
+  const std::string a = h.arch_key + ".";
+  const int64_t E = h.n_embd, N = h.moe.n_expert;
+  MoeWeights m;
+  const std::string router = p + "ffn_gate_inp.weight";
+  if (!L.find(router)) {
+    throw std::runtime_error(
+        fmt::format("{}: tensor {} is missing (the expert router; the file is not a complete "
+                    "mixture-of-experts model)",
+                    L.path(), router));
+  }
+  const auto& rt = L.need(router);
+  if (rt.dims.size() == 2 && rt.dims[0] == static_cast<uint64_t>(E) &&
+      rt.dims[1] != static_cast<uint64_t>(N)) {
+    throw std::runtime_error(
+        fmt::format("{}: tensor {} routes to {} experts but {}expert_count is {}: the file is "
+                    "inconsistent (set the key to {} or use a consistent file)",
+                    L.path(), router, rt.dims[1], a, N, rt.dims[1]));
+  }
+  m.router = L.matrix(router, E, N);
+  const std::string count_key = a + "expert_count";
+  m.gate = L.experts(p + "ffn_gate_exps.weight", E, -1, count_key, N, "the experts' gate matrices");
+  const int64_t ff = m.gate[0].rows;
+  if (h.moe.n_ff > 0 && ff != h.moe.n_ff) {
+    throw std::runtime_error(
+        fmt::format("{}: tensor {}ffn_gate_exps.weight has experts of {} rows but "
+                    "{}expert_feed_forward_length is {}: the file is inconsistent (set the key to "
+                    "{} or use a consistent file)",
+                    L.path(), p, ff, a, h.moe.n_ff, ff));
+  }
+  if (ff > (1 << 20)) {
+    throw std::runtime_error(
+        fmt::format("{}: tensor {}ffn_gate_exps.weight has experts of {} rows (at most {})",
+                    L.path(), p, ff, 1 << 20));
+  }
+  h.moe.n_ff = static_cast<int32_t>(ff);
+  m.up = L.experts(p + "ffn_up_exps.weight", E, ff, count_key, N, "the experts' up matrices");
+  m.down = L.experts(p + "ffn_down_exps.weight", ff, E, count_key, N, "the experts' down matrices");
+  m.gate_up.assign(N, kernels::MatrixView{});
+  return m;
+}
+
+LayerWeights load_layer(const Loader& L, HParams& h, int i) {
   const std::string p = fmt::format("blk.{}.", i);
   LayerWeights w;
   w.attn_norm = L.vec(p + "attn_norm.weight", h.n_embd);
@@ -82,11 +165,16 @@ LayerWeights load_layer(const Loader& L, const HParams& h, int i) {
     w.bk = L.opt_vec(p + "attn_k.bias", h.kv_dim());
     w.bv = L.opt_vec(p + "attn_v.bias", h.kv_dim());
   }
-  if (h.arch == Arch::Qwen3) {
+  if (has_qk_norm(h.arch)) {
     w.q_norm = L.vec(p + "attn_q_norm.weight", h.head_dim);
     w.k_norm = L.vec(p + "attn_k_norm.weight", h.head_dim);
   }
   w.ffn_norm = L.vec(p + "ffn_norm.weight", h.n_embd);
+  if (h.is_moe()) {
+    w.ffn = FfnKind::Moe;
+    w.moe = load_moe(L, h, p);
+    return w;
+  }
   w.w_gate = L.matrix(p + "ffn_gate.weight", h.n_embd, h.n_ff);
   w.w_up = L.matrix(p + "ffn_up.weight", h.n_embd, h.n_ff);
   w.w_down = L.matrix(p + "ffn_down.weight", h.n_ff, h.n_embd);
@@ -112,10 +200,20 @@ ModelWeights load_weights(const gguf::GgufFile& f, HParams& h) {
   w.output =
       L.find("output.weight") ? L.matrix("output.weight", h.n_embd, h.n_vocab) : w.token_embd;
   w.rope_freqs = L.opt_vec("rope_freqs.weight", h.n_rot / 2);
+  auto count = [&w](const kernels::MatrixView& m, uint64_t times = 1, uint64_t per = 1) {
+    w.matmul_params_per_token += static_cast<uint64_t>(m.rows * m.cols) * times / per;
+    w.matmul_bytes_per_token += view_bytes(m) * times / per;
+  };
   for (const auto& l : w.layers) {
-    for (const auto* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
-      w.matmul_params_per_token += static_cast<uint64_t>(m->rows * m->cols);
-      w.matmul_bytes_per_token += view_bytes(*m);
+    for (const auto* m : {&l.wq, &l.wk, &l.wv, &l.wo}) count(*m);
+    if (l.ffn == FfnKind::Dense) {
+      for (const auto* m : {&l.w_gate, &l.w_up, &l.w_down}) count(*m);
+      continue;
+    }
+    count(l.moe.router);
+    const auto N = static_cast<uint64_t>(h.moe.n_expert), k = static_cast<uint64_t>(h.moe.n_used);
+    for (const auto* ms : {&l.moe.gate, &l.moe.up, &l.moe.down}) {
+      for (const auto& m : *ms) count(m, k, N);
     }
   }
   w.matmul_params_per_token += static_cast<uint64_t>(w.output.rows * w.output.cols);

@@ -101,6 +101,17 @@ struct Planner {
     const TensorType t = mix_type(s, role, layer);
     out.push_back({name, t, {in, outs}, 0.0f, 1.0f / std::sqrt(static_cast<float>(in))});
   }
+  // A 3-D tensor of n_expert matrices [in, outs]; each expert has the fan-in scale.
+  void experts(const std::string& name, uint64_t in, uint64_t outs, uint64_t n_expert,
+               Role role = Role::kOther, int64_t layer = 0) {
+    const TensorType t = mix_type(s, role, layer);
+    out.push_back({name, t, {in, outs, n_expert}, 0.0f, 1.0f / std::sqrt(static_cast<float>(in))});
+  }
+  // Kept F32 whatever the type, as llama.cpp's quantizer keeps a MoE router.
+  void router(const std::string& name, uint64_t in, uint64_t n_expert) {
+    out.push_back(
+        {name, TensorType::F32, {in, n_expert}, 0.0f, 1.0f / std::sqrt(static_cast<float>(in))});
+  }
   void norm(const std::string& name, uint64_t n) {
     out.push_back({name, TensorType::F32, {n}, 1.0f, 0.02f});
   }
@@ -127,12 +138,20 @@ std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool ti
       p.bias(n("attn_k.bias"), kv);
       p.bias(n("attn_v.bias"), kv);
     }
-    if (s.arch == "qwen3") {
+    if (s.arch == "qwen3" || s.arch == "qwen3moe") {
       p.norm(n("attn_q_norm.weight"), hd);
       p.norm(n("attn_k_norm.weight"), hd);
     }
     p.matrix(n("attn_output.weight"), q, embd, Role::kAttnOutput, l);
     p.norm(n("ffn_norm.weight"), embd);
+    if (is_moe_arch(s.arch)) {
+      const uint64_t ne = s.experts, eff = s.expert_ff;
+      p.router(n("ffn_gate_inp.weight"), embd, ne);
+      p.experts(n("ffn_gate_exps.weight"), embd, eff, ne);
+      p.experts(n("ffn_up_exps.weight"), embd, eff, ne);
+      p.experts(n("ffn_down_exps.weight"), eff, embd, ne, Role::kFfnDown, l);
+      continue;
+    }
     p.matrix(n("ffn_gate.weight"), embd, ff);
     p.matrix(n("ffn_up.weight"), embd, ff);
     p.matrix(n("ffn_down.weight"), ff, embd, Role::kFfnDown, l);
@@ -154,6 +173,11 @@ void write_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
   w.set_f32(a + ".attention.layer_norm_rms_epsilon", qwen ? 1e-6f : 1e-5f);
   w.set_f32(a + ".rope.freq_base", qwen ? 1000000.0f : 10000.0f);
   w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.embd / s.heads));
+  if (is_moe_arch(a)) {
+    w.set_u32(a + ".expert_count", static_cast<uint32_t>(s.experts));
+    w.set_u32(a + ".expert_used_count", static_cast<uint32_t>(s.experts_used));
+    w.set_u32(a + ".expert_feed_forward_length", static_cast<uint32_t>(s.expert_ff));
+  }
   w.set_u32("general.file_type", file_type(s.type, s.mix));
   if (gguf::traits(s.type).block_elems > 1) w.set_u32("general.quantization_version", 2);
 }
@@ -184,7 +208,7 @@ void write_synthetic_model(const SynthSpec& s, const std::string& out_path) {
   } else {
     vocab = copy_vocab(w, s.vocab_from);
   }
-  const bool tied = s.tie_embeddings.value_or(s.arch != "llama");
+  const bool tied = s.tie_embeddings.value_or(s.arch == "qwen2" || s.arch == "qwen3");
   const int threads = s.threads > 0
                           ? s.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -204,11 +228,14 @@ void write_synthetic_model(const SynthSpec& s, const std::string& out_path) {
                  });
   }
   w.write(out_path);
+  const std::string ffn = is_moe_arch(s.arch) ? fmt::format("experts={} used={} expert_ff={}",
+                                                            s.experts, s.experts_used, s.expert_ff)
+                                              : fmt::format("ff={}", s.ff);
   log::info(
-      "synth: wrote {} ({} embd={} layers={} heads={}/{} ff={} vocab={} type={}, {:.1f}M "
+      "synth: wrote {} ({} embd={} layers={} heads={}/{} {} vocab={} type={}, {:.1f}M "
       "params, {:.1f} MB); weights are RANDOM (seed {}), not a trained model: its output is "
       "gibberish",
-      out_path, s.arch, s.embd, s.layers, s.heads, s.kv_heads, s.ff, vocab,
+      out_path, s.arch, s.embd, s.layers, s.heads, s.kv_heads, ffn, vocab,
       s.mix != Mix::kNone ? mix_name(s.mix) : gguf::type_name(s.type), params / 1e6, bytes / 1e6,
       s.seed);
 }

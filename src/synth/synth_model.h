@@ -1,7 +1,7 @@
 #pragma once
-// Synthetic models: real llama/qwen2/qwen3 shapes, tensor names and metadata as llama.cpp's
-// converters write them, with RANDOM weights. Tests of every module and the benchmarks build
-// their models with this; the output is gibberish by construction.
+// Synthetic models: real llama/qwen2/qwen3/qwen3moe shapes, tensor names and metadata as
+// llama.cpp's converters write them, with RANDOM weights. Tests of every module and the benchmarks
+// build their models with this; the output is gibberish by construction.
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -24,21 +24,29 @@ class SynthError : public std::runtime_error {
 enum class Mix { kNone, kQ3_K_M, kQ4_K_M, kQ5_K_M };
 
 struct SynthSpec {
-  std::string arch = "llama";  // llama | qwen2 | qwen3
+  std::string arch = "llama";  // llama | qwen2 | qwen3 | qwen3moe
   int64_t embd = 64;
   int64_t layers = 2;
   int64_t heads = 4;
   int64_t kv_heads = 4;
-  int64_t ff = 128;
+  int64_t ff = 128;  // of a MoE arch: written as feed_forward_length only, as converters do
+  // Mixture-of-experts archs (qwen3moe) only: experts per layer, experts each token uses, and
+  // the rows of each expert's gate and up matrices.
+  int64_t experts = 8;
+  int64_t experts_used = 2;
+  int64_t expert_ff = 32;
   int64_t ctx = 256;
   gguf::TensorType type = gguf::TensorType::F32;  // of the 2-D matrices and token_embd
   Mix mix = Mix::kNone;    // kQ3_K_M needs type Q3_K, kQ4_K_M Q4_K, kQ5_K_M Q5_K
   std::string vocab_from;  // copy tokenizer.* from this GGUF; empty = built-in byte vocab
   uint64_t seed = 1;
   std::string name;                    // general.name; empty = "synthetic-<arch>"
-  std::optional<bool> tie_embeddings;  // omit output.weight; default: qwen yes, llama no
+  std::optional<bool> tie_embeddings;  // omit output.weight; default: qwen2/qwen3 yes, else no
   int threads = 0;                     // 0 = hardware concurrency
 };
+
+// Whether arch's FFNs are mixtures of experts.
+bool is_moe_arch(std::string_view arch);
 
 // Throws SynthError naming the offending flag (--embd, --type, ...) and the fix.
 void validate(const SynthSpec& spec);

@@ -26,6 +26,10 @@ constexpr Mix kMixes[] = {Mix::kQ3_K_M, Mix::kQ4_K_M, Mix::kQ5_K_M};
 
 }  // namespace
 
+bool is_moe_arch(std::string_view arch) {
+  return arch == "qwen3moe";
+}
+
 bool synth_type_supported(TensorType t) {
   return std::find(std::begin(kSynthTypes), std::end(kSynthTypes), t) != std::end(kSynthTypes);
 }
@@ -105,8 +109,8 @@ void check_block(const char* flag, int64_t v, gguf::TensorType t) {
 }  // namespace
 
 void validate(const SynthSpec& s) {
-  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3") {
-    throw SynthError(fmt::format("--arch {}: expected llama, qwen2 or qwen3", s.arch));
+  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && !is_moe_arch(s.arch)) {
+    throw SynthError(fmt::format("--arch {}: expected llama, qwen2, qwen3 or qwen3moe", s.arch));
   }
   check_range("--embd", s.embd, 1, 1 << 16);
   check_range("--layers", s.layers, 1, 1024);
@@ -142,7 +146,18 @@ void validate(const SynthSpec& s) {
                                  gguf::type_name(s.type), util::ascii_lower(mix_name(s.mix))));
   }
   check_block("--embd", s.embd, s.type);
-  check_block("--ff", s.ff, s.type);
+  if (!is_moe_arch(s.arch)) {
+    check_block("--ff", s.ff, s.type);
+    return;
+  }
+  check_range("--experts", s.experts, 1, 4096);
+  check_range("--expert-ff", s.expert_ff, 1, 1 << 18);
+  if (s.experts_used < 1 || s.experts_used > s.experts) {
+    throw SynthError(fmt::format(
+        "--experts-used {}: expected 1..{} (a token cannot use more experts than --experts)",
+        s.experts_used, s.experts));
+  }
+  check_block("--expert-ff", s.expert_ff, s.type);
 }
 
 }  // namespace baton::synth

@@ -52,6 +52,35 @@ TEST(CliGguf, SynthWritesNewTypesAndMixes) {
   }
 }
 
+TEST(CliGguf, SynthQwen3MoeThenInfoShowsExperts) {
+  BATON_REQUIRE_BINARY();
+  auto out = testing::scratch_dir() / "moe.gguf";
+  auto r = run_baton("gguf synth '" + out.string() +
+                     "' --arch qwen3moe --embd 64 --layers 2 --heads 4 --kv-heads 2 --experts 6 "
+                     "--experts-used 2 --expert-ff 64 --type q8_0 --byte-vocab");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("experts=6 used=2 expert_ff=64"), std::string::npos) << r.output;
+  auto f = GgufFile::open(out.string());
+  EXPECT_EQ(f->find_tensor("blk.1.ffn_down_exps.weight")->dims, (std::vector<uint64_t>{64, 64, 6}));
+  r = run_baton("gguf info '" + out.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("experts: 6 per layer, 2 used per token, expert feed-forward length 64"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("[64, 64, 6]"), std::string::npos) << r.output;
+  // The engine's startup line names the architecture and the experts.
+  r = run_baton("run -m '" + out.string() + "' -n 2 -p hi --threads 1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("(qwen3moe): 2 layers, embd 64, heads 4/2, experts 6 (2 used per "
+                          "token), expert ff 64"),
+            std::string::npos)
+      << r.output;
+  r = run_baton("gguf synth '" + out.string() +
+                "' --arch qwen3moe --experts 4 --experts-used 5 --byte-vocab");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("--experts-used 5: expected 1..4"), std::string::npos) << r.output;
+}
+
 TEST(CliGguf, InfoOnStories260K) {
   BATON_REQUIRE_BINARY();
   BATON_REQUIRE_SHARED(path, "models/stories260K.gguf");

@@ -97,6 +97,46 @@ TEST(Synth, Qwen3HasQkNorms) {
   EXPECT_NE(build(untied, "untied.gguf")->find_tensor("output.weight"), nullptr);
 }
 
+TEST(Synth, Qwen3MoeHasRouterAndExpertTensors) {
+  SynthSpec s = tiny("qwen3moe", TensorType::Q8_0);
+  s.experts = 6;
+  s.experts_used = 3;
+  s.expert_ff = 32;
+  auto f = build(s, "qwen3moe.gguf");
+  EXPECT_EQ(f->get_string("general.architecture"), "qwen3moe");
+  EXPECT_EQ(f->get_int("qwen3moe.expert_count"), 6);
+  EXPECT_EQ(f->get_int("qwen3moe.expert_used_count"), 3);
+  EXPECT_EQ(f->get_int("qwen3moe.expert_feed_forward_length"), 32);
+  EXPECT_EQ(f->get_int("qwen3moe.feed_forward_length"), 96);
+  // As the real files: untied output, q/k norms, no dense FFN; the router stays F32.
+  EXPECT_NE(f->find_tensor("output.weight"), nullptr);
+  expect_dims(*f, "blk.1.attn_q_norm.weight", {16});
+  expect_dims(*f, "blk.1.ffn_gate_inp.weight", {64, 6});
+  expect_dims(*f, "blk.1.ffn_gate_exps.weight", {64, 32, 6});
+  expect_dims(*f, "blk.1.ffn_up_exps.weight", {64, 32, 6});
+  expect_dims(*f, "blk.1.ffn_down_exps.weight", {32, 64, 6});
+  EXPECT_EQ(f->find_tensor("blk.1.ffn_gate.weight"), nullptr);
+  EXPECT_EQ(f->find_tensor("blk.1.ffn_gate_inp.weight")->type, TensorType::F32);
+  EXPECT_EQ(f->find_tensor("blk.1.ffn_down_exps.weight")->type, TensorType::Q8_0);
+  // token_embd, output, output_norm + per layer 5 attention matrices... : 3 + 2 * 12.
+  EXPECT_EQ(f->tensors().size(), 3u + 2u * 12u);
+}
+
+// Each expert of a 3-D tensor has its own random rows and the fan-in scale of its matrices.
+TEST(Synth, Qwen3MoeExpertsDiffer) {
+  SynthSpec s = tiny("qwen3moe");
+  s.experts = 4;
+  s.expert_ff = 32;
+  auto f = build(s, "experts.gguf");
+  const auto* t = f->find_tensor("blk.0.ffn_down_exps.weight");
+  const float* x = reinterpret_cast<const float*>(f->tensor_data(*t));
+  const uint64_t per = 32 * 64;
+  EXPECT_NE(std::vector<float>(x, x + per), std::vector<float>(x + per, x + 2 * per));
+  double sq = 0;
+  for (uint64_t k = 0; k < t->n_elements; ++k) sq += double(x[k]) * x[k];
+  EXPECT_NEAR(std::sqrt(sq / t->n_elements), 1.0 / std::sqrt(32.0), 0.01);
+}
+
 TEST(Synth, ByteVocab) {
   auto f = build(tiny("llama"), "v.gguf");
   const auto& tokens = f->get_strings("tokenizer.ggml.tokens");
@@ -384,6 +424,26 @@ TEST(Synth, FlagErrorsNameTheFlagAndTheFix) {
   EXPECT_NE(spec_error(s).find("--ff 100"), std::string::npos) << spec_error(s);
   s = tiny("mistral");
   EXPECT_NE(spec_error(s).find("--arch mistral"), std::string::npos);
+  EXPECT_NE(spec_error(s).find("qwen3moe"), std::string::npos);
+  s = tiny("qwen3moe");
+  s.experts_used = 9;
+  EXPECT_NE(spec_error(s).find("--experts-used 9: expected 1..8"), std::string::npos)
+      << spec_error(s);
+  s.experts_used = 0;
+  EXPECT_NE(spec_error(s).find("--experts-used 0"), std::string::npos) << spec_error(s);
+  s = tiny("qwen3moe");
+  s.experts = 0;
+  EXPECT_NE(spec_error(s).find("--experts 0"), std::string::npos) << spec_error(s);
+  s = tiny("qwen3moe", TensorType::Q4_K);
+  s.embd = 256;
+  s.expert_ff = 32;
+  EXPECT_NE(spec_error(s).find("--expert-ff 32: --type q4_K needs rows that are a multiple of "
+                               "256; use --expert-ff 256"),
+            std::string::npos)
+      << spec_error(s);
+  s.expert_ff = 256;
+  s.ff = 100;  // written as a key only: no block constraint
+  EXPECT_EQ(spec_error(s), "");
   s = tiny("llama");
   s.heads = 5;
   EXPECT_NE(spec_error(s).find("--heads 5"), std::string::npos);

@@ -256,3 +256,74 @@ TEST(Matmul, ViewOfAndGetRow) {
 
 }  // namespace
 }  // namespace baton::kernels
+
+namespace baton::kernels {
+namespace {
+
+// matmul_many gives each job the bits matmul gives it alone, whatever the other jobs (types,
+// layouts, sizes, empty ones) and the thread count.
+TEST(MatmulMany, EachJobEqualsItsOwnMatmul) {
+  struct Spec {
+    TensorType type;
+    int64_t rows, cols, n_x;
+  };
+  const Spec specs[] = {{TensorType::Q8_0, 64, 256, 3},  {TensorType::Q4_K, 48, 512, 1},
+                        {TensorType::F32, 20, 64, 5},    {TensorType::Q6_K, 32, 256, 0},
+                        {TensorType::Q4_0, 37, 128, 9},  {TensorType::F16, 16, 96, 2},
+                        {TensorType::Q8_0, 256, 1024, 4}};
+  std::vector<Weights> ws;
+  std::vector<std::vector<float>> xs;
+  std::vector<std::vector<uint8_t>> tiled;
+  std::vector<MatrixView> views;
+  uint32_t seed = 300;
+  for (const auto& s : specs) {
+    ws.push_back(make_weights(s.type, s.rows, s.cols, seed++));
+    xs.push_back(random_values(std::max<int64_t>(1, s.n_x) * s.cols, seed++));
+  }
+  const bool avx512 = active_simd_level() == SimdLevel::Avx512;
+  for (auto& w : ws) {
+    MatrixView v = w.view();
+    // Every other quantized matrix in 16-row tiles, as the weight arena lays out experts.
+    if (avx512 && interleavable(v) && views.size() % 2 == 0) {
+      tiled.emplace_back(interleaved_bytes(v));
+      v = interleave_rows(v, tiled.back().data(), nullptr);
+    }
+    views.push_back(v);
+  }
+  std::vector<std::vector<float>> want;
+  for (size_t j = 0; j < ws.size(); ++j) {
+    want.emplace_back(size_t(specs[j].n_x * specs[j].rows), 0.0f);
+    matmul(views[j], xs[j].data(), specs[j].n_x, want[j].data(), nullptr);
+  }
+  ThreadPool pool1(1), pool3(3);
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool1, &pool3}) {
+    std::vector<std::vector<float>> got;
+    std::vector<MatmulJob> jobs;
+    for (size_t j = 0; j < ws.size(); ++j) {
+      got.emplace_back(size_t(specs[j].n_x * specs[j].rows), -1.0f);
+      jobs.push_back({views[j], xs[j].data(), specs[j].n_x, got[j].data()});
+    }
+    matmul_many(jobs.data(), jobs.size(), pool);
+    for (size_t j = 0; j < ws.size(); ++j) {
+      ASSERT_EQ(std::memcmp(got[j].data(), want[j].data(), want[j].size() * 4), 0)
+          << "job " << j << " threads " << (pool ? pool->size() : 0);
+      if (specs[j].n_x > 0) {
+        expect_close_to_reference(ws[j], xs[j], specs[j].n_x, got[j], "job " + std::to_string(j));
+      }
+    }
+  }
+  matmul_many(nullptr, 0, &pool3);  // no jobs: nothing to do
+}
+
+TEST(MatmulMany, RejectsBadJobs) {
+  const auto w = make_weights(TensorType::Q8_0, 4, 64, 5);
+  std::vector<float> x(64), y(4);
+  MatmulJob bad{w.view(), nullptr, 1, y.data()};
+  EXPECT_THROW(matmul_many(&bad, 1, nullptr), std::invalid_argument);
+  MatmulJob odd{w.view(), x.data(), 1, y.data()};
+  odd.w.cols = 50;  // not whole blocks
+  EXPECT_THROW(matmul_many(&odd, 1, nullptr), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace baton::kernels

@@ -2,6 +2,8 @@
 // reuse must not change a single greedy token (docs/ARCHITECTURE.md, invariant 4).
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <string>
 #include <thread>
 
 #include "engine/llama_engine.h"
@@ -70,8 +72,12 @@ std::vector<Result> run_all(engine::Engine& eng, const SchedConfig& c,
   return results;
 }
 
-TEST(RealEngine, ConcurrentGreedyRequestsMatchTheirSoloRuns) {
-  BATON_REQUIRE_SHARED(model, "models/stories260K.gguf");
+// The model files the loop runs over: a dense trained model, and mixture-of-experts ones
+// (whose rows in a step choose experts that other rows share or not).
+class RealEngineModels : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RealEngineModels, ConcurrentGreedyRequestsMatchTheirSoloRuns) {
+  BATON_REQUIRE_SHARED(model, GetParam());
   engine::EngineOptions opts;
   opts.threads = 2;
   opts.kv_type = "f32";
@@ -110,6 +116,20 @@ TEST(RealEngine, ConcurrentGreedyRequestsMatchTheirSoloRuns) {
   EXPECT_EQ(loop.metrics().prefix_cache_hits_total, 1u);
   loop.shutdown();
 }
+
+INSTANTIATE_TEST_SUITE_P(Files, RealEngineModels,
+                         ::testing::Values("models/stories260K.gguf",
+                                           "models/arch/synth-qwen3moe-Q8_0.gguf",
+                                           "models/arch/synth-qwen3moe-Q4_K_M.gguf"),
+                         [](const ::testing::TestParamInfo<const char*>& i) {
+                           std::string s = i.param;
+                           s = s.substr(s.rfind('/') + 1);
+                           s = s.substr(0, s.find('.'));
+                           for (char& c : s) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return s;
+                         });
 
 // KV pressure on the real engine: two requests that do not fit the pool together. The one
 // admitted last is parked mid-decode (its blocks released to the prefix cache), resumes when the
