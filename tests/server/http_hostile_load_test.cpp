@@ -19,11 +19,11 @@ namespace {
 using namespace std::chrono_literals;
 using baton::testing::kExitSlack;
 using baton::testing::kPromptWait;
-// Sanitizers multiply memory and time: the load tests scale down and skip RSS bounds there.
-using baton::testing::kSanitized;
 using baton::testing::kSlowWait;
 using baton::testing::scaled;
 using baton::testing::wait_until;
+// Sanitizers multiply memory and time: the load tests scale down and skip RSS bounds there.
+using baton::testing::kSanitized;
 
 int ms(std::chrono::milliseconds d) {
   return static_cast<int>(d.count());
@@ -348,21 +348,31 @@ TEST(HostileLoad, StalledReaderIsDroppedAfterTheSendStallTimeout) {
   FixtureOptions o;
   o.sched.send_stall_timeout_ms = 300;
   o.server.send_stall_ms = 300;
-  o.sched.ctx = 65536;  // far more output than the kernel's socket buffers hold
+  o.sched.ctx = 65536;
   ServerHarness h(o);
   RawSocket stalled(h.port(), 1024);
   ASSERT_TRUE(stalled.ok());
-  stalled.post("/v1/completions",
-               R"({"prompt":"abc","max_tokens":65000,"ignore_eos":true,"stream":true})");
+  // With 20 logprobs a token is ~400 bytes of SSE: 65000 of them are far more than the kernel's
+  // socket buffers hold, however large they grow (without, all of it fit in a slow run).
+  stalled.post(
+      "/v1/completions",
+      R"({"prompt":"abc","max_tokens":65000,"ignore_eos":true,"stream":true,"logprobs":20})");
   // Loopback sockets absorb a few MB before a write blocks; then the deadline runs. Filling
-  // them takes a few seconds on an idle machine (kSlowWait is that with room for load).
+  // them takes seconds on an idle machine (kSlowWait is that with room for load).
+  auto failed = [&] {
+    auto m = h.loop().metrics();
+    return m.requests_total["failed"] + m.requests_total["cancelled"];
+  };
+  // Started: it shows in /status (or has already been dropped).
+  ASSERT_TRUE(wait_until([&] { return !h.loop().status().requests.empty() || failed() > 0; }))
+      << "the stream never started";
   const bool gone =
       wait_until([&] { return h.wait_idle(10) && h.http().counters().open_connections <= 0; },
                  kSlowWait, 50ms);
   EXPECT_TRUE(gone) << "the stalled stream still holds its request or connection";
   auto m = h.loop().metrics();
-  EXPECT_GE(m.requests_total["failed"] + m.requests_total["cancelled"], 1u)
-      << "ok=" << m.requests_total["ok"] << " generated=" << m.generation_tokens_total;
+  EXPECT_GE(failed(), 1u) << "ok=" << m.requests_total["ok"]
+                          << " generated=" << m.generation_tokens_total;
   EXPECT_TRUE(health_ok(h));
 }
 
