@@ -39,7 +39,7 @@ run_step() {
   else
     rm -f "$dir/baton"  # a stale one from an earlier run would be tested instead of skipped
   fi
-  regex="^($(IFS='|'; echo "$*"))\$"
+  regex="^($(IFS='|'; echo "$*"))(_load)?\$"  # a module's load tests have their own entry
   local start=$SECONDS
   echo "==> [$name] configure preset $preset ($dir)"
   if ! cmake --preset "$preset" -DBATON_TESTS_BUILD_BINARY=OFF >/dev/null; then

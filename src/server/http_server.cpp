@@ -120,6 +120,7 @@ TransportOptions HttpServer::Impl::transport_options() const {
   t.send_timeout = milliseconds(opts.send_stall_ms);
   t.keepalive = ms(opts.keepalive_s);
   t.max_connections = opts.max_connections;
+  t.evict_min_age = ms(opts.evict_min_age_s);
   t.io_threads = opts.http_threads;
   t.worker_threads = opts.handler_threads;
   return t;

@@ -49,6 +49,9 @@ struct ServerOptions {
   // Open connections. Past it, the connection that has waited longest for (or in) its request
   // head is closed to make room; when every one is busy with a request, 503.
   int max_connections = 1024;
+  // Only a connection that has waited this long (idle or in its head) is closed to make room; a
+  // younger one is a client about to send its request. Not a flag: tests shorten or stretch it.
+  double evict_min_age_s = 0.25;
   int32_t max_tokens_limit = 0;   // set by attach()
   double header_timeout_s = 10;   // a request head must arrive within this from its first byte
   double body_timeout_s = 30;     // and its body within this after the head

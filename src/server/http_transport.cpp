@@ -17,8 +17,6 @@ using tcp = net::ip::tcp;
 
 namespace {
 
-constexpr auto kEvictMinAge = std::chrono::milliseconds(250);
-
 // Every connection is a file descriptor; the usual soft limit of 1024 would cap the server far
 // below --max-connections.
 void raise_fd_limit(int want) {
@@ -67,9 +65,9 @@ void Hub::on_accept(beast::error_code ec, tcp::socket sock) {
 
 bool Hub::evict_one() {
   // A normal client sends its whole head within milliseconds of connecting; only connections
-  // that have waited longer than this are taken, so a flood of new connections (each evicting
-  // one) cannot push out a client that is about to send its request.
-  const auto young = std::chrono::steady_clock::now() - kEvictMinAge;
+  // that have waited longer than evict_min_age are taken, so a flood of new connections (each
+  // evicting one) cannot push out a client that is about to send its request.
+  const auto young = std::chrono::steady_clock::now() - opts.evict_min_age;
   std::shared_ptr<Connection> victim;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -29,6 +29,9 @@ struct TransportOptions {
   std::chrono::milliseconds keepalive{5000};        // SSE comment period while idle
   std::chrono::milliseconds linger{1000};           // reading leftovers before closing on error
   int max_connections = 1024;
+  // At the connection limit only a connection that has waited this long idle or in its head is
+  // closed to make room: a client that has just connected is about to send its request.
+  std::chrono::milliseconds evict_min_age{250};
   int io_threads = 2;
   int worker_threads = 2;  // route handlers that parse and tokenize
 };

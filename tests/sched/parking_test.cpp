@@ -282,7 +282,8 @@ TEST(Parking, AtMostMaxPerRequestParkings) {
 TEST(Parking, MaxWaitForcesTheParkedRequestBack) {
   FakeEngine eng;
   SchedConfig c = one_slot();
-  c.preempt_max_wait_s = 0.02;
+  const auto max_wait = std::chrono::milliseconds(20);
+  c.preempt_max_wait_s = std::chrono::duration<double>(max_wait).count();
   LoopCore core(eng, c);
   Driver d(core);
   const auto long_prompt = make_prompt(1000, 1);
@@ -291,8 +292,11 @@ TEST(Parking, MaxWaitForcesTheParkedRequestBack) {
   d.step();
   const uint64_t small = d.submit(greedy(make_prompt(10, 2), 2000));
   d.step();
+  const auto parked_by = std::chrono::steady_clock::now();
   ASSERT_TRUE(d.parked());
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  // Nothing steps meanwhile, so the wait is the only thing that changes: a sleep never ends
+  // early, and a late one (a loaded machine) only makes the wait longer.
+  std::this_thread::sleep_until(parked_by + max_wait + std::chrono::milliseconds(1));
   for (int i = 0; i < 3 && !d.out[big].finished; ++i) d.step();
   auto p = d.parked();
   ASSERT_TRUE(p);

@@ -6,10 +6,13 @@
 
 #include "server_fixture.h"
 #include "sse_client.h"
+#include "support/time_budget.h"
 
 namespace baton::server::testing {
 namespace {
 
+using baton::testing::kPromptWait;
+using baton::testing::wait_until;
 using nlohmann::json;
 
 const char* kChat = "/v1/chat/completions";
@@ -214,11 +217,9 @@ TEST(HttpErrors, FullQueueIs503WithRetryAfter) {
   RawSocket a(h.port()), b(h.port());
   std::string slow = R"({"prompt":"a","max_tokens":2000,"ignore_eos":true,"stream":true})";
   a.post(kText, slow);
-  ASSERT_TRUE(a.read_until("data: {"));
+  ASSERT_TRUE(a.read_until("data: {", static_cast<int>(kPromptWait.count())));
   b.post(kText, slow);
-  for (int i = 0; i < 500 && h.loop().status().requests.size() < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  ASSERT_TRUE(wait_until([&] { return h.loop().status().requests.size() >= 2; }));
   auto r = h.client()->Post(kText, R"({"prompt":"x","max_tokens":1})", "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 503);
@@ -226,7 +227,7 @@ TEST(HttpErrors, FullQueueIs503WithRetryAfter) {
   expect_error_shape(r->body, "queue full");
   a.close();
   b.close();
-  EXPECT_TRUE(h.wait_idle());
+  EXPECT_TRUE(h.wait_idle(static_cast<int>(kPromptWait.count())));
   EXPECT_EQ(h.client()->Get("/health")->status, 200);
 }
 
@@ -306,13 +307,16 @@ TEST(HttpErrors, ShutdownAnswers503) {
   o.engine.sleep_us_per_step = 2000;
   o.sched.shutdown_grace_s = 0;
   ServerHarness h(o);
+  // The shutdown comes while the request runs (3000 steps of 2 ms).
+  std::atomic<bool> was_running{false};
   std::thread t([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    was_running = wait_until([&] { return !h.loop().status().requests.empty(); });
     h.loop().shutdown();
   });
   auto r = h.client()->Post(kText, R"({"prompt":"a","max_tokens":3000,"ignore_eos":true})",
                             "application/json");
   t.join();
+  EXPECT_TRUE(was_running) << "the request never showed in /status before the shutdown";
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 503) << r->body;
   EXPECT_TRUE(r->has_header("Retry-After"));

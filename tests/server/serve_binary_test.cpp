@@ -17,11 +17,27 @@
 #include "kv/disk_test_util.h"
 #include "sse_client.h"
 #include "support/shared_files.h"
+#include "support/time_budget.h"
 
 extern char** environ;
 
 namespace baton::server::testing {
 namespace {
+
+using namespace std::chrono_literals;
+using baton::testing::kExitSlack;
+using baton::testing::kPromptWait;
+using baton::testing::kSlowWait;
+using baton::testing::wait_until;
+
+// How long a signalled server may take to exit when nothing holds it (the default grace only
+// applies to requests in progress), and how long one may take to start answering.
+constexpr auto kExitWait = baton::testing::scaled(15s);
+constexpr auto kStartWait = kSlowWait;
+
+int ms(std::chrono::milliseconds d) {
+  return static_cast<int>(d.count());
+}
 
 int free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -46,6 +62,19 @@ int wait_exit(pid_t pid, int timeout_ms) {
   ::waitpid(pid, &status, 0);
   return -1;
 }
+
+// Kills the server a test started when the test ends early (a failed assertion), so that it
+// does not outlive the test run; one the test saw exit is left alone.
+struct KillOnReturn {
+  pid_t& pid;
+  ~KillOnReturn() {
+    int status = 0;
+    if (pid > 0 && ::waitpid(pid, &status, WNOHANG) == 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+    }
+  }
+};
 
 // Makes a synthetic model and starts `baton serve` on it; returns once /health answers 200.
 // stdout_path: where its standard output goes ("" = inherited).
@@ -74,18 +103,19 @@ void spawn_server(int ctx, const std::vector<std::string>& extra, pid_t& pid, in
   ::posix_spawn_file_actions_destroy(&actions);
   ASSERT_EQ(rc, 0);
   httplib::Client c("127.0.0.1", port);
-  bool ready = false;
-  for (int i = 0; i < 500 && !ready; ++i) {
-    auto r = c.Get("/health");
-    ready = r && r->status == 200;
-    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const bool ready = wait_until(
+      [&] {
+        auto r = c.Get("/health");
+        return r && r->status == 200;
+      },
+      kStartWait, 20ms);
   ASSERT_TRUE(ready) << "baton serve never became healthy";
 }
 
 void run_and_signal(int sig) {
   pid_t pid = 0;
   int port = 0;
+  KillOnReturn cleanup{pid};
   spawn_server(256, {}, pid, port);
   if (::testing::Test::HasFatalFailure()) return;
   httplib::Client c("127.0.0.1", port);
@@ -97,38 +127,75 @@ void run_and_signal(int sig) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
   ::kill(pid, sig);
-  int status = wait_exit(pid, 15000);
+  int status = wait_exit(pid, ms(kExitWait));
   ASSERT_NE(status, -1) << "baton serve did not exit after the signal";
   EXPECT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// The generated-token count of the only running request; -1 when not exactly one runs.
+int running_generated(int port) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(ms(kPromptWait) / 1000);
+  auto r = c.Get("/status");
+  if (!r || r->status != 200) return -1;
+  auto j = nlohmann::json::parse(r->body, nullptr, false);
+  if (!j.is_object() || !j["running"].is_array() || j["running"].size() != 1) return -1;
+  return j["running"][0].value("generated", -1);
+}
+
+// Waits until the only running request has stopped generating for a second while still
+// running: its client does not read, the socket buffers are full and its events fill the
+// channel (a write is pending in the server). Before that it makes ~1000 tokens a second.
+bool wait_generation_paused(int port) {
+  int last = -1, same = 0;
+  return wait_until(
+      [&] {
+        const int now = running_generated(port);
+        same = now > 0 && now == last ? same + 1 : 0;
+        last = now;
+        return same >= 4;
+      },
+      kSlowWait, 250ms);
 }
 
 // A client that stops reading cannot hold the process past --shutdown-grace-s (+1 s); a stream
 // that finished before the signal was already complete, [DONE] included.
 TEST(ServeBinary, StalledClientCannotDelayShutdown) {
   BATON_REQUIRE_BINARY();
+  const auto grace = 1s, drain = 1s;
   pid_t pid = 0;
   int port = 0;
-  spawn_server(4096, {"--shutdown-grace-s", "1", "--parallel", "2"}, pid, port);
+  KillOnReturn cleanup{pid};
+  // The send-stall timeout far beyond every bound here: only the shutdown may end the stall.
+  spawn_server(65536,
+               {"--ctx", "65536", "--shutdown-grace-s", "1", "--parallel", "2",
+                "--send-stall-timeout-ms", "600000"},
+               pid, port);
   if (HasFatalFailure()) return;
-  // A tiny receive window so the server's writes stall once a few KB are in flight.
+  // A tiny receive window, and ~370 bytes of SSE per token (20 logprobs each): the loopback
+  // socket buffers (a few MB at most) fill long before the stream ends.
   RawSocket stalled(port, 1024);
   ASSERT_TRUE(stalled.ok());
-  stalled.post("/v1/completions",
-               R"({"prompt":"a","max_tokens":4000,"ignore_eos":true,"stream":true})");
+  stalled.post(
+      "/v1/completions",
+      R"({"prompt":"a","max_tokens":65000,"ignore_eos":true,"stream":true,"logprobs":20})");
   RawSocket done(port);
   done.post("/v1/completions", R"({"prompt":"a","max_tokens":5,"ignore_eos":true,"stream":true})");
-  ASSERT_TRUE(done.read_until("data: [DONE]", 10000)) << done.received();
+  ASSERT_TRUE(done.read_until("data: [DONE]", ms(kPromptWait))) << done.received();
   EXPECT_NE(done.received().find("\"finish_reason\":\"length\""), std::string::npos);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the stalled write is pending
+  ASSERT_TRUE(wait_generation_paused(port))
+      << "the stalled stream never paused: it finished or kept generating";
   auto start = std::chrono::steady_clock::now();
   ::kill(pid, SIGTERM);
-  int status = wait_exit(pid, 15000);
-  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  int status = wait_exit(pid, ms(kExitWait + grace + drain));
+  auto took = std::chrono::steady_clock::now() - start;
   stalled.close();
   ASSERT_NE(status, -1) << "baton serve did not exit after SIGTERM";
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  EXPECT_LT(took, 2.0 + 0.5) << "exit took " << took << " s with --shutdown-grace-s 1";
+  EXPECT_LT(took, grace + drain + kExitSlack)
+      << "exit took " << std::chrono::duration<double>(took).count()
+      << " s with --shutdown-grace-s 1";
 }
 
 TEST(ServeBinary, SigintExitsZero) {
@@ -150,17 +217,19 @@ TEST(ServeBinary, PrintsATryItCommandThatWorks) {
   spawn_server(256, {}, pid, port, out);
   if (::testing::Test::HasFatalFailure()) return;
   std::string line;
-  for (int i = 0; i < 250 && line.empty(); ++i) {
-    std::ifstream in(out);
-    for (std::string l; std::getline(in, l);) {
-      if (l.rfind("try it: ", 0) == 0) line = l.substr(8);
-    }
-    if (line.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  wait_until(
+      [&] {
+        std::ifstream in(out);
+        for (std::string l; std::getline(in, l);) {
+          if (l.rfind("try it: ", 0) == 0) line = l.substr(8);
+        }
+        return !line.empty();
+      },
+      kPromptWait, 20ms);
   const std::string answer = (baton::testing::scratch_dir() / "try-it.json").string();
   const int rc = line.empty() ? -1 : std::system((line + " > " + answer).c_str());
   ::kill(pid, SIGTERM);
-  EXPECT_NE(wait_exit(pid, 10000), -1);
+  EXPECT_NE(wait_exit(pid, ms(kExitWait)), -1);
   ASSERT_FALSE(line.empty()) << "no 'try it:' line on stdout";
   EXPECT_NE(line.find(fmt::format("127.0.0.1:{}", port)), std::string::npos) << line;
   ASSERT_EQ(rc, 0) << line;

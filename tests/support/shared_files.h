@@ -3,7 +3,10 @@
 // ../shared next to the source tree, or wherever BATON_SHARED_DIR points. On a machine without
 // it, tests that need those exact files skip and say so; everything else still runs.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -25,11 +28,30 @@ inline std::string baton_binary() {
   return BATON_BINARY;
 }
 
-// A scratch folder unique to the running test.
+// This process's folder under $TMPDIR/baton-tests: two runs of a suite at once (two build trees,
+// a developer beside CI) must not remove each other's files. A run's files stay after it ends,
+// for a look after a failure, until the next run starts and removes the folders of ended runs.
+inline std::filesystem::path scratch_root() {
+  static const std::filesystem::path root = [] {
+    namespace fs = std::filesystem;
+    const fs::path base = fs::temp_directory_path() / "baton-tests";
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(base, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (::kill(static_cast<pid_t>(std::stol(name)), 0) != 0 && errno == ESRCH) {
+        fs::remove_all(e.path(), ec);
+      }
+    }
+    return base / std::to_string(::getpid());
+  }();
+  return root;
+}
+
+// A scratch folder unique to the running test, empty on each call.
 inline std::filesystem::path scratch_dir() {
   auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  auto dir = std::filesystem::temp_directory_path() / "baton-tests" /
-             (std::string(info->test_suite_name()) + "." + info->name());
+  auto dir = scratch_root() / (std::string(info->test_suite_name()) + "." + info->name());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
