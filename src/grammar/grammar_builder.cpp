@@ -8,27 +8,62 @@
 
 namespace baton::grammar {
 
-uint32_t Grammar::Builder::rule_id(const std::string& name) {
-  auto [it, added] = rule_ids.try_emplace(name, static_cast<uint32_t>(rules.size()));
-  if (added) {
-    rules.emplace_back();
-    names.push_back(name);
-    defined.push_back(false);
+uint32_t Grammar::Builder::add_rule(uint32_t name_index) {
+  if (rules.size() >= GrammarLimits::kMaxRules) {
+    throw GrammarError(fmt::format(
+        "the grammar needs more than {} rules (groups, repetition counts and character classes "
+        "each add rules); use smaller counts, * or +, or fewer rules",
+        GrammarLimits::kMaxRules));
   }
-  return it->second;
+  rules.emplace_back();
+  defined.push_back(false);
+  name_of.push_back(name_index);
+  return static_cast<uint32_t>(rules.size() - 1);
+}
+
+uint32_t Grammar::Builder::rule_id(const std::string& name) {
+  auto it = rule_ids.find(name);
+  if (it != rule_ids.end()) return it->second;
+  auto [nit, added] = name_ids.try_emplace(name, static_cast<uint32_t>(names.size()));
+  if (added) names.push_back(name);
+  const uint32_t id = add_rule(nit->second);
+  rule_ids.emplace(name, id);
+  return id;
 }
 
 uint32_t Grammar::Builder::synthetic_rule(const std::string& hint) {
-  // Synthetic names hold a character that GBNF names cannot, so they never collide.
-  const uint32_t id = rule_id(fmt::format("{}~{}", hint, rules.size()));
+  // Generated rules are not in rule_ids, so they never collide with a name the text uses.
+  auto [it, added] = name_ids.try_emplace(hint, static_cast<uint32_t>(names.size()));
+  if (added) names.push_back(hint);
+  const uint32_t id = add_rule(it->second);
   defined[id] = true;
   return id;
 }
 
+void Grammar::Builder::define(uint32_t rule, Alternatives alts) {
+  for (const Sequence& alt : alts) n_elements += alt.size() + 1;  // + its End
+  if (n_elements > GrammarLimits::kMaxElements) {
+    throw GrammarError(
+        fmt::format("the grammar needs more than {} elements (characters of literals and rule "
+                    "uses, with repetition counts multiplied out); use smaller counts, * or +, "
+                    "or a shorter grammar",
+                    GrammarLimits::kMaxElements));
+  }
+  rules[rule] = std::move(alts);
+}
+
 Element Grammar::Builder::byte_class(const std::bitset<256>& bytes) {
-  const std::string key = bytes.to_string();
-  auto [it, added] = class_ids.try_emplace(key, static_cast<uint32_t>(classes.size()));
-  if (added) classes.push_back(bytes);
+  auto it = class_ids.find(bytes);
+  if (it == class_ids.end()) {
+    if (classes.size() >= GrammarLimits::kMaxClasses) {
+      throw GrammarError(fmt::format(
+          "the grammar uses more than {} distinct character classes; share classes through "
+          "rules",
+          GrammarLimits::kMaxClasses));
+    }
+    it = class_ids.emplace(bytes, static_cast<uint32_t>(classes.size())).first;
+    classes.push_back(bytes);
+  }
   return Element{Element::Kind::Bytes, it->second};
 }
 
@@ -58,6 +93,7 @@ Element Grammar::Builder::code_points(const std::vector<std::pair<uint32_t, uint
   // Sequences that differ only in their first byte range merge into one alternative: ASCII
   // ranges become one byte class instead of one alternative each.
   std::bitset<256> ascii;
+  Alternatives alts(1);
   for (const ByteSequence& seq : utf8_sequences(norm)) {
     if (seq.size() == 1) {
       for (int c = seq[0].lo; c <= seq[0].hi; ++c) ascii.set(c);
@@ -69,16 +105,21 @@ Element Grammar::Builder::code_points(const std::vector<std::pair<uint32_t, uint
       for (int c = r.lo; c <= r.hi; ++c) bits.set(c);
       alt.push_back(byte_class(bits));
     }
-    rules[id].push_back(std::move(alt));
+    alts.push_back(std::move(alt));
   }
-  if (ascii.any()) rules[id].insert(rules[id].begin(), Sequence{byte_class(ascii)});
+  if (ascii.any()) {
+    alts[0] = Sequence{byte_class(ascii)};
+  } else {
+    alts.erase(alts.begin());
+  }
+  define(id, std::move(alts));
   return Element{Element::Kind::Rule, id};
 }
 
 Element Grammar::Builder::group(Alternatives alts, const std::string& hint) {
   if (alts.size() == 1 && alts[0].size() == 1) return alts[0][0];
   const uint32_t id = synthetic_rule(hint);
-  rules[id] = std::move(alts);
+  define(id, std::move(alts));
   return Element{Element::Kind::Rule, id};
 }
 
@@ -87,18 +128,18 @@ void Grammar::Builder::repeat(const Sequence& x, int min, int max, Sequence& out
   // Counts multiply through nesting in what they cost to build ("x"{10000} a thousand times is
   // ten million elements), so a request's grammar is bounded in total, not per repetition.
   repeated += static_cast<size_t>(std::max(min, max));
-  if (repeated > kMaxRepeated) {
+  if (repeated > GrammarLimits::kMaxRepeated) {
     throw GrammarError(
         fmt::format("the grammar's repetition counts add up to more than {}; use * "
                     "or + or smaller counts",
-                    kMaxRepeated));
+                    GrammarLimits::kMaxRepeated));
   }
   const Element item = group({x}, hint);
   for (int i = 0; i < min; ++i) out.push_back(item);
   if (max < 0) {
     // star ::= item star | ε (right recursion: the matcher's tail calls keep the stack flat)
     const uint32_t star = synthetic_rule(hint + "-star");
-    rules[star] = {{item, Element{Element::Kind::Rule, star}}, {}};
+    define(star, {{item, Element{Element::Kind::Rule, star}}, {}});
     out.push_back(Element{Element::Kind::Rule, star});
     return;
   }
@@ -110,7 +151,7 @@ void Grammar::Builder::repeat(const Sequence& x, int min, int max, Sequence& out
     const uint32_t opt = synthetic_rule(hint + "-opt");
     Sequence first{item};
     if (have_tail) first.push_back(tail);
-    rules[opt] = {std::move(first), {}};
+    define(opt, {std::move(first), {}});
     tail = Element{Element::Kind::Rule, opt};
     have_tail = true;
   }
@@ -127,18 +168,27 @@ std::shared_ptr<const Grammar> Grammar::Builder::finish(const std::string& root)
   check_left_recursion(nullable());
   check_productive(it->second);
   auto g = std::make_shared<Grammar>();
-  g->classes_ = classes;
-  g->names_ = names;
+  g->classes_ = std::move(classes);
   g->root_ = it->second;
-  g->alts_.resize(rules.size());
+  g->rule_alts_.reserve(rules.size() + 1);
+  g->elements_.reserve(n_elements);
   for (uint32_t r = 0; r < rules.size(); ++r) {
     for (const Sequence& alt : rules[r]) {
-      g->alts_[r].push_back(static_cast<uint32_t>(g->elements_.size()));
+      g->alt_starts_.push_back(static_cast<uint32_t>(g->elements_.size()));
       g->elements_.insert(g->elements_.end(), alt.begin(), alt.end());
       g->elements_.push_back(Element{Element::Kind::End, r});
     }
+    g->rule_alts_.push_back(static_cast<uint32_t>(g->alt_starts_.size()));
+    Alternatives().swap(rules[r]);  // the builder's copy goes as the flat one grows
   }
+  g->alt_starts_.shrink_to_fit();
   return g;
+}
+
+size_t Grammar::memory_bytes() const {
+  return sizeof(Grammar) + elements_.capacity() * sizeof(Element) +
+         classes_.capacity() * sizeof(std::bitset<256>) +
+         (rule_alts_.capacity() + alt_starts_.capacity()) * sizeof(uint32_t);
 }
 
 }  // namespace baton::grammar

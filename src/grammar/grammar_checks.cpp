@@ -10,9 +10,60 @@
 namespace baton::grammar {
 namespace {
 
-// Synthetic rules are named "<hint>~<n>"; messages name the user's rule they came from.
-std::string shown(const std::string& name) {
-  return name.substr(0, name.find('~'));
+using Rules = std::vector<Alternatives>;
+
+// The least set of rules such that a rule is in it when one of its alternatives has every
+// element in it, a byte class counting as in it when `bytes_hold`. Nullable rules
+// (bytes_hold false) and productive ones (true) are this set. A worklist over the rule uses,
+// so it costs the grammar's size once, whatever order the rules come in.
+std::vector<bool> derivable(const Rules& rules, bool bytes_hold) {
+  constexpr uint32_t kNever = 0xFFFFFFFFu;
+  std::vector<uint32_t> pending, owner;  // per alternative
+  std::vector<uint32_t> use_start(rules.size() + 1, 0);
+  for (const Alternatives& alts : rules) {
+    for (const Sequence& alt : alts) {
+      for (const Element& e : alt) {
+        if (e.kind == Element::Kind::Rule) ++use_start[e.index + 1];
+      }
+    }
+  }
+  for (size_t r = 0; r < rules.size(); ++r) use_start[r + 1] += use_start[r];
+  std::vector<uint32_t> users(use_start.back());  // alternatives using each rule, by rule
+  std::vector<uint32_t> fill(use_start.begin(), use_start.end() - 1);
+  std::vector<bool> holds(rules.size(), false);
+  std::vector<uint32_t> work;
+  for (uint32_t r = 0; r < rules.size(); ++r) {
+    for (const Sequence& alt : rules[r]) {
+      const auto a = static_cast<uint32_t>(pending.size());
+      uint32_t n = 0;
+      bool never = false;
+      for (const Element& e : alt) {
+        if (e.kind == Element::Kind::Rule) {
+          users[fill[e.index]++] = a;
+          ++n;
+        } else if (!bytes_hold) {
+          never = true;
+        }
+      }
+      pending.push_back(never ? kNever : n);
+      owner.push_back(r);
+      if (n == 0 && !never && !holds[r]) {
+        holds[r] = true;
+        work.push_back(r);
+      }
+    }
+  }
+  while (!work.empty()) {
+    const uint32_t s = work.back();
+    work.pop_back();
+    for (uint32_t i = use_start[s]; i < use_start[s + 1]; ++i) {
+      const uint32_t a = users[i];
+      if (pending[a] == kNever || --pending[a] != 0 || holds[owner[a]]) continue;
+      holds[owner[a]] = true;
+      work.push_back(owner[a]);
+    }
+  }
+  return holds;
 }
 
 }  // namespace
@@ -21,29 +72,13 @@ void Grammar::Builder::check_defined() const {
   for (uint32_t r = 0; r < rules.size(); ++r) {
     if (!defined[r]) {
       throw GrammarError(
-          fmt::format("rule '{}' is used but never defined; add `{} ::= ...`", names[r], names[r]));
+          fmt::format("rule '{}' is used but never defined; add `{} ::= ...`", name(r), name(r)));
     }
   }
 }
 
 std::vector<bool> Grammar::Builder::nullable() const {
-  std::vector<bool> null(rules.size(), false);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (uint32_t r = 0; r < rules.size(); ++r) {
-      if (null[r]) continue;
-      for (const Sequence& alt : rules[r]) {
-        const bool all = std::all_of(alt.begin(), alt.end(), [&](const Element& e) {
-          return e.kind == Element::Kind::Rule && null[e.index];
-        });
-        if (all) {
-          null[r] = changed = true;
-          break;
-        }
-      }
-    }
-  }
-  return null;
+  return derivable(rules, false);
 }
 
 void Grammar::Builder::check_left_recursion(const std::vector<bool>& null) const {
@@ -78,7 +113,7 @@ void Grammar::Builder::check_left_recursion(const std::vector<bool>& null) const
             "rule '{}' is left-recursive (it can reach itself without consuming a character), "
             "or repeats something that can be empty; write it right-recursively (x ::= \"a\" x | "
             "\"\") or with * / +",
-            shown(names[s])));
+            name(s)));
       }
       if (mark[s] == 0) {
         mark[s] = 1;
@@ -89,27 +124,11 @@ void Grammar::Builder::check_left_recursion(const std::vector<bool>& null) const
 }
 
 void Grammar::Builder::check_productive(uint32_t root) const {
-  std::vector<bool> prod(rules.size(), false);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (uint32_t r = 0; r < rules.size(); ++r) {
-      if (prod[r]) continue;
-      for (const Sequence& alt : rules[r]) {
-        const bool all = std::all_of(alt.begin(), alt.end(), [&](const Element& e) {
-          return e.kind != Element::Kind::Rule || prod[e.index];
-        });
-        if (all) {
-          prod[r] = changed = true;
-          break;
-        }
-      }
-    }
-  }
-  if (!prod[root]) {
+  if (!derivable(rules, true)[root]) {
     throw GrammarError(fmt::format(
         "rule '{}' can never be completed: every alternative needs a rule that recurses without "
         "an alternative that ends",
-        shown(names[root])));
+        name(root)));
   }
 }
 

@@ -3,7 +3,12 @@
 // "accept") over a chain of return frames; frames are hash-consed, so a stack is two integers
 // and a state is a sorted list of them. States are interned and their byte transitions cached,
 // which makes the automaton a DFA discovered lazily: the token mask walks the vocabulary trie
-// with table lookups and only computes a transition the first time it is taken.
+// with table lookups and only computes a transition the first time it is taken. The work a
+// transition takes is counted (stacks visited, frames and states made) against the step's
+// budget, so an ambiguous grammar whose stack sets keep growing fails its request instead of
+// holding the thread that runs it.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -15,9 +20,10 @@ namespace {
 
 constexpr uint32_t kAcceptPos = 0xFFFFFFFFu;
 constexpr int32_t kUnknown = -2;
-// A request whose grammar keeps producing new states (deep nesting, long bounded repetitions)
-// drops the cached ones it no longer stands in, so its memory stays bounded.
-constexpr size_t kMaxStates = 20000;
+// What the cache counts per state besides its stacks (its transition row and its key), and
+// per frame (the frame and its hash entry).
+constexpr size_t kStateBytes = 256 * sizeof(int32_t) + 96;
+constexpr size_t kFrameBytes = 48;
 
 uint64_t pack(uint32_t pos, uint32_t frame) {
   return (uint64_t(pos) << 32) | frame;
@@ -57,39 +63,72 @@ struct Matcher::Impl {
   std::vector<State> states;
   std::unordered_map<std::vector<uint64_t>, int32_t, VecHash> state_ids;
   StateId current = kDead;
+  size_t bytes = 0;  // held by states and frames, as the cache bound counts it
+  uint64_t epoch = 0;
+  uint64_t work = 0;
+  uint64_t work_limit = 0;
+  uint64_t granted = 0;                  // what the step in progress was given
   std::unordered_set<uint64_t> visited;  // scratch for closure
+  std::vector<uint64_t> todo;            // scratch for closure
+
+  void charge(uint64_t units) {
+    work += units;
+    if (work > work_limit) {
+      throw GrammarBudgetError(fmt::format(
+          "the grammar keeps too many parses open at once: a step needed more than {} units of "
+          "matching work (the limits are {} for one step and {} per token on average); make it "
+          "less ambiguous (`[a-z]* [a-m]` can read one letter two ways) or use smaller "
+          "repetition counts",
+          granted, GrammarLimits::kStepWork, GrammarLimits::kMeanStepWork));
+    }
+  }
+  void begin(uint64_t units) {
+    granted = units;
+    work_limit = work + units;
+  }
 
   uint32_t frame(uint32_t ret, uint32_t parent) {
     auto [it, added] =
         frame_ids.try_emplace(pack(ret, parent), static_cast<uint32_t>(frames.size()));
-    if (added) frames.push_back({ret, parent});
+    if (added) {
+      frames.push_back({ret, parent});
+      bytes += kFrameBytes;
+    }
     return it->second;
   }
 
-  // Every stack reachable from (pos, frame) without consuming a byte, into out.
+  // Every stack reachable from (pos, frame) without consuming a byte, into out. An explicit
+  // work list: a grammar's chains of rules are as long as it likes.
   void closure(uint32_t pos, uint32_t fr, std::vector<uint64_t>& out) {
-    if (!visited.insert(pack(pos, fr)).second) return;
-    const Element& e = g->elements()[pos];
-    switch (e.kind) {
-      case Element::Kind::Bytes:
-        out.push_back(pack(pos, fr));
-        return;
-      case Element::Kind::Rule: {
-        // A rule in tail position returns straight to our caller: no frame, so a right-
-        // recursive repetition keeps a flat stack however long it runs.
-        const bool tail = g->elements()[pos + 1].kind == Element::Kind::End;
-        const uint32_t callee_frame = tail ? fr : frame(pos + 1, fr);
-        for (uint32_t a : g->alternatives(e.index)) closure(a, callee_frame, out);
-        return;
-      }
-      case Element::Kind::End:
-        if (fr == 0) {
-          out.push_back(pack(kAcceptPos, 0));
-        } else {
-          const Frame f = frames[fr];
-          closure(f.ret, f.parent, out);
+    todo.clear();
+    todo.push_back(pack(pos, fr));
+    while (!todo.empty()) {
+      const uint64_t at = todo.back();
+      todo.pop_back();
+      if (!visited.insert(at).second) continue;
+      charge(1);
+      const uint32_t p = pos_of(at), f = frame_of(at);
+      const Element& e = g->elements()[p];
+      switch (e.kind) {
+        case Element::Kind::Bytes:
+          out.push_back(at);
+          break;
+        case Element::Kind::Rule: {
+          // A rule in tail position returns straight to our caller: no frame, so a right-
+          // recursive repetition keeps a flat stack however long it runs.
+          const bool tail = g->elements()[p + 1].kind == Element::Kind::End;
+          const uint32_t callee_frame = tail ? f : frame(p + 1, f);
+          for (uint32_t a : g->alternatives(e.index)) todo.push_back(pack(a, callee_frame));
+          break;
         }
-        return;
+        case Element::Kind::End:
+          if (f == 0) {
+            out.push_back(pack(kAcceptPos, 0));
+          } else {
+            todo.push_back(pack(frames[f].ret, frames[f].parent));
+          }
+          break;
+      }
     }
   }
 
@@ -99,11 +138,13 @@ struct Matcher::Impl {
     stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
     auto it = state_ids.find(stacks);
     if (it != state_ids.end()) return it->second;
+    charge(GrammarLimits::kStateWork + stacks.size());
     State s;
     s.can_end = std::binary_search(stacks.begin(), stacks.end(), pack(kAcceptPos, 0));
     s.must_end = s.can_end && stacks.size() == 1;
     s.trans.assign(256, kUnknown);
     s.stacks = stacks;
+    bytes += kStateBytes + 2 * stacks.size() * sizeof(uint64_t);
     const auto id = static_cast<StateId>(states.size());
     states.push_back(std::move(s));
     state_ids.emplace(std::move(stacks), id);
@@ -111,6 +152,7 @@ struct Matcher::Impl {
   }
 
   StateId start() {
+    begin(GrammarLimits::kStepWork);
     std::vector<uint64_t> out;
     visited.clear();
     for (uint32_t a : g->alternatives(g->root())) closure(a, 0, out);
@@ -119,27 +161,57 @@ struct Matcher::Impl {
 
   StateId step(StateId s, uint8_t b) {
     if (s == kDead) return kDead;
-    int32_t& cached = states[s].trans[b];
-    if (cached != kUnknown) return cached;
+    if (const int32_t cached = states[s].trans[b]; cached != kUnknown) return cached;
     std::vector<uint64_t> out;
     visited.clear();
     for (uint64_t st : states[s].stacks) {
+      charge(1);
       const uint32_t pos = pos_of(st);
       if (pos == kAcceptPos) continue;
       const Element& e = g->elements()[pos];
       if (g->classes()[e.index].test(b)) closure(pos + 1, frame_of(st), out);
     }
     const StateId next = intern(std::move(out));
-    states[s].trans[b] = next;  // `cached` may dangle: intern can grow `states`
+    states[s].trans[b] = next;  // after intern, which may grow `states`
     return next;
   }
 
+  // Past the memory bound, keeps only the current state and the frames its stacks stand on.
   void compact() {
-    if (states.size() <= kMaxStates || current == kDead) return;
-    std::vector<uint64_t> keep = states[current].stacks;
+    if (bytes <= GrammarLimits::kMatcherBytes || current == kDead) return;
+    std::vector<uint64_t> keep = std::move(states[current].stacks);
+    std::vector<Frame> old = std::move(frames);
+    std::unordered_map<uint32_t, uint32_t> remap{{0, 0}};
+    frames = {{0, 0}};
+    frame_ids.clear();
     states.clear();
     state_ids.clear();
+    bytes = 0;
+    ++epoch;
+    work_limit = UINT64_MAX;  // rebuilding where it stands is not a step's work
+    for (uint64_t& st : keep) st = pack(pos_of(st), copy_frame(frame_of(st), old, remap));
     current = intern(std::move(keep));
+  }
+
+  // The frame chain under old frame f, rebuilt in the new frame table (outermost first).
+  uint32_t copy_frame(uint32_t f, const std::vector<Frame>& old,
+                      std::unordered_map<uint32_t, uint32_t>& remap) {
+    std::vector<uint32_t> chain;
+    while (!remap.contains(f)) {
+      chain.push_back(f);
+      f = old[f].parent;
+    }
+    uint32_t to = remap[f];
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      to = frame(old[*it].ret, to);
+      remap.emplace(*it, to);
+    }
+    return to;
+  }
+
+  StateId advance(StateId s, uint8_t b) {
+    begin(GrammarLimits::kStepWork);
+    return step(s, b);
   }
 };
 
@@ -152,7 +224,7 @@ Matcher::Matcher(Matcher&&) noexcept = default;
 Matcher& Matcher::operator=(Matcher&&) noexcept = default;
 
 bool Matcher::accept_byte(uint8_t b) {
-  const StateId next = impl_->step(impl_->current, b);
+  const StateId next = impl_->advance(impl_->current, b);
   if (next == kDead) return false;
   impl_->current = next;
   impl_->compact();
@@ -162,7 +234,7 @@ bool Matcher::accept_byte(uint8_t b) {
 bool Matcher::accept(std::string_view s) {
   StateId st = impl_->current;
   for (unsigned char c : s) {
-    st = impl_->step(st, c);
+    st = impl_->advance(st, c);
     if (st == kDead) return false;
   }
   impl_->current = st;
@@ -187,6 +259,18 @@ bool Matcher::state_can_end(StateId s) const {
 }
 size_t Matcher::n_states() const {
   return impl_->states.size();
+}
+void Matcher::begin_work(uint64_t units) {
+  impl_->begin(units);
+}
+uint64_t Matcher::work() const {
+  return impl_->work;
+}
+uint64_t Matcher::cache_epoch() const {
+  return impl_->epoch;
+}
+size_t Matcher::cache_bytes() const {
+  return impl_->bytes;
 }
 
 bool matches(const std::shared_ptr<const Grammar>& g, std::string_view text) {
