@@ -43,8 +43,8 @@ struct GrammarLimits {
   // kStateWork) for one byte of accept(), one token mask, or the start state: at most
   // kStepWork, and token masks at most kMeanStepWork each on average (a request saves up to
   // kStepWork). Ordinary JSON-schema grammars take well under a tenth of either.
-  static constexpr uint64_t kStepWork = 2'000'000;
-  static constexpr uint64_t kMeanStepWork = 200'000;
+  static constexpr uint64_t kStepWork = 1'000'000;
+  static constexpr uint64_t kMeanStepWork = 100'000;
   static constexpr uint64_t kStateWork = 256;
   // A matcher's cached states, frames and stacks; past this it keeps only where it stands.
   static constexpr size_t kMatcherBytes = size_t{32} << 20;

@@ -21,21 +21,25 @@ uint32_t Grammar::Builder::add_rule(uint32_t name_index) {
   return static_cast<uint32_t>(rules.size() - 1);
 }
 
+uint32_t Grammar::Builder::name_index(const std::string& name) {
+  auto [it, added] = name_ids.try_emplace(name, static_cast<uint32_t>(names.size()));
+  if (added) {
+    names.push_back(name);
+    named_rule.push_back(kNoRule);
+  }
+  return it->second;
+}
+
 uint32_t Grammar::Builder::rule_id(const std::string& name) {
-  auto it = rule_ids.find(name);
-  if (it != rule_ids.end()) return it->second;
-  auto [nit, added] = name_ids.try_emplace(name, static_cast<uint32_t>(names.size()));
-  if (added) names.push_back(name);
-  const uint32_t id = add_rule(nit->second);
-  rule_ids.emplace(name, id);
-  return id;
+  const uint32_t n = name_index(name);
+  if (named_rule[n] == kNoRule) named_rule[n] = add_rule(n);
+  return named_rule[n];
 }
 
 uint32_t Grammar::Builder::synthetic_rule(const std::string& hint) {
-  // Generated rules are not in rule_ids, so they never collide with a name the text uses.
-  auto [it, added] = name_ids.try_emplace(hint, static_cast<uint32_t>(names.size()));
-  if (added) names.push_back(hint);
-  const uint32_t id = add_rule(it->second);
+  // A generated rule shares its hint's name for messages but is never the rule that name
+  // refers to, so it cannot collide with a name the text uses.
+  const uint32_t id = add_rule(name_index(hint));
   defined[id] = true;
   return id;
 }
@@ -159,17 +163,18 @@ void Grammar::Builder::repeat(const Sequence& x, int min, int max, Sequence& out
 }
 
 std::shared_ptr<const Grammar> Grammar::Builder::finish(const std::string& root) {
-  auto it = rule_ids.find(root);
-  if (it == rule_ids.end() || !defined[it->second]) {
+  auto it = name_ids.find(root);
+  const uint32_t root_id = it == name_ids.end() ? kNoRule : named_rule[it->second];
+  if (root_id == kNoRule || !defined[root_id]) {
     throw GrammarError(
         fmt::format("the grammar has no '{}' rule; add `{} ::= ...` as its start", root, root));
   }
   check_defined();
   check_left_recursion(nullable());
-  check_productive(it->second);
+  check_productive(root_id);
   auto g = std::make_shared<Grammar>();
   g->classes_ = std::move(classes);
-  g->root_ = it->second;
+  g->root_ = root_id;
   g->rule_alts_.reserve(rules.size() + 1);
   g->elements_.reserve(n_elements);
   for (uint32_t r = 0; r < rules.size(); ++r) {

@@ -21,7 +21,6 @@ struct Grammar::Builder {
   std::vector<bool> defined;
   std::vector<std::bitset<256>> classes;
   std::unordered_map<std::bitset<256>, uint32_t> class_ids;
-  std::unordered_map<std::string, uint32_t> rule_ids;  // named rules only
   std::map<std::vector<std::pair<uint32_t, uint32_t>>, uint32_t> char_class_rules;
   size_t repeated = 0;  // repetition counts added up so far
   size_t n_elements = 0;
@@ -44,6 +43,8 @@ struct Grammar::Builder {
   std::shared_ptr<const Grammar> finish(const std::string& root);
 
  private:
+  static constexpr uint32_t kNoRule = 0xFFFFFFFFu;
+  uint32_t name_index(const std::string& name);
   uint32_t add_rule(uint32_t name_index);
   void check_defined() const;
   std::vector<bool> nullable() const;
@@ -51,10 +52,12 @@ struct Grammar::Builder {
   void check_productive(uint32_t root) const;
 
   // Names are kept once each (a bounded repetition generates thousands of rules that share
-  // one); name_of[r] indexes names.
+  // one); name_of[r] indexes names, and named_rule[n] is the rule that name n defines
+  // (kNoRule: a name that only generated rules go by).
   std::vector<std::string> names;
   std::unordered_map<std::string, uint32_t> name_ids;
   std::vector<uint32_t> name_of;
+  std::vector<uint32_t> named_rule;
 };
 
 }  // namespace baton::grammar

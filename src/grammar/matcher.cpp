@@ -10,9 +10,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <unordered_map>
-#include <unordered_set>
 
+#include "grammar/flat_index.h"
 #include "grammar/grammar.h"
 
 namespace baton::grammar {
@@ -23,7 +24,12 @@ constexpr int32_t kUnknown = -2;
 // What the cache counts per state besides its stacks (its transition row and its key), and
 // per frame (the frame and its hash entry).
 constexpr size_t kStateBytes = 256 * sizeof(int32_t) + 96;
-constexpr size_t kFrameBytes = 48;
+constexpr size_t kFrameBytes = 40;
+// Work units are meant to cost about the same time each: a closure step (a random access into
+// the step's visited set) is one, a new frame four more, a state GrammarLimits::kStateWork
+// (mostly for its memory), and a stack whose class is tested one sixteenth.
+constexpr uint64_t kFrameWork = 4;
+constexpr size_t kScanPerUnit = 16;
 
 uint64_t pack(uint32_t pos, uint32_t frame) {
   return (uint64_t(pos) << 32) | frame;
@@ -59,7 +65,7 @@ struct Matcher::Impl {
 
   std::shared_ptr<const Grammar> g;
   std::vector<Frame> frames{{0, 0}};  // frame 0: the bottom (returning from it accepts)
-  std::unordered_map<uint64_t, uint32_t> frame_ids;
+  FlatIndex frame_ids;
   std::vector<State> states;
   std::unordered_map<std::vector<uint64_t>, int32_t, VecHash> state_ids;
   StateId current = kDead;
@@ -67,9 +73,9 @@ struct Matcher::Impl {
   uint64_t epoch = 0;
   uint64_t work = 0;
   uint64_t work_limit = 0;
-  uint64_t granted = 0;                  // what the step in progress was given
-  std::unordered_set<uint64_t> visited;  // scratch for closure
-  std::vector<uint64_t> todo;            // scratch for closure
+  uint64_t granted = 0;        // what the step in progress was given
+  FlatIndex visited;           // scratch for closure
+  std::vector<uint64_t> todo;  // scratch for closure
 
   void charge(uint64_t units) {
     work += units;
@@ -88,13 +94,13 @@ struct Matcher::Impl {
   }
 
   uint32_t frame(uint32_t ret, uint32_t parent) {
-    auto [it, added] =
-        frame_ids.try_emplace(pack(ret, parent), static_cast<uint32_t>(frames.size()));
+    auto [id, added] = frame_ids.insert(pack(ret, parent), static_cast<uint32_t>(frames.size()));
     if (added) {
+      charge(kFrameWork);
       frames.push_back({ret, parent});
       bytes += kFrameBytes;
     }
-    return it->second;
+    return id;
   }
 
   // Every stack reachable from (pos, frame) without consuming a byte, into out. An explicit
@@ -105,7 +111,7 @@ struct Matcher::Impl {
     while (!todo.empty()) {
       const uint64_t at = todo.back();
       todo.pop_back();
-      if (!visited.insert(at).second) continue;
+      if (!visited.insert(at, 0).second) continue;
       charge(1);
       const uint32_t p = pos_of(at), f = frame_of(at);
       const Element& e = g->elements()[p];
@@ -164,8 +170,9 @@ struct Matcher::Impl {
     if (const int32_t cached = states[s].trans[b]; cached != kUnknown) return cached;
     std::vector<uint64_t> out;
     visited.clear();
+    // Testing a stack's byte class is a sequential read, a fraction of a closure step's cost.
+    charge(1 + states[s].stacks.size() / kScanPerUnit);
     for (uint64_t st : states[s].stacks) {
-      charge(1);
       const uint32_t pos = pos_of(st);
       if (pos == kAcceptPos) continue;
       const Element& e = g->elements()[pos];
@@ -176,10 +183,14 @@ struct Matcher::Impl {
     return next;
   }
 
-  // Past the memory bound, keeps only the current state and the frames its stacks stand on.
-  void compact() {
-    if (bytes <= GrammarLimits::kMatcherBytes || current == kDead) return;
-    std::vector<uint64_t> keep = std::move(states[current].stacks);
+  // Past the memory bound, keeps only the states `keep` points at (which get their new ids)
+  // and the frames their stacks stand on.
+  void compact(std::initializer_list<StateId*> keep) {
+    if (bytes <= GrammarLimits::kMatcherBytes) return;
+    std::vector<std::vector<uint64_t>> kept;
+    for (StateId* id : keep) {
+      kept.push_back(*id == kDead ? std::vector<uint64_t>{} : states[*id].stacks);
+    }
     std::vector<Frame> old = std::move(frames);
     std::unordered_map<uint32_t, uint32_t> remap{{0, 0}};
     frames = {{0, 0}};
@@ -189,8 +200,11 @@ struct Matcher::Impl {
     bytes = 0;
     ++epoch;
     work_limit = UINT64_MAX;  // rebuilding where it stands is not a step's work
-    for (uint64_t& st : keep) st = pack(pos_of(st), copy_frame(frame_of(st), old, remap));
-    current = intern(std::move(keep));
+    auto id = keep.begin();
+    for (std::vector<uint64_t>& stacks : kept) {
+      for (uint64_t& st : stacks) st = pack(pos_of(st), copy_frame(frame_of(st), old, remap));
+      **id++ = intern(std::move(stacks));
+    }
   }
 
   // The frame chain under old frame f, rebuilt in the new frame table (outermost first).
@@ -227,7 +241,7 @@ bool Matcher::accept_byte(uint8_t b) {
   const StateId next = impl_->advance(impl_->current, b);
   if (next == kDead) return false;
   impl_->current = next;
-  impl_->compact();
+  impl_->compact({&impl_->current});
   return true;
 }
 
@@ -236,9 +250,10 @@ bool Matcher::accept(std::string_view s) {
   for (unsigned char c : s) {
     st = impl_->advance(st, c);
     if (st == kDead) return false;
+    // Where it stands stays, in case a later byte is refused.
+    impl_->compact({&impl_->current, &st});
   }
   impl_->current = st;
-  impl_->compact();
   return true;
 }
 
