@@ -199,7 +199,7 @@ std::shared_ptr<const grammar::Grammar> ConstraintCompiler::compile_gbnf(const s
                    "invalid_grammar");
   }
   const size_t bytes = g->memory_bytes() + gbnf.size() + sizeof(CachedGrammar);
-  if (bytes > kCachedGrammarBytes / 4) return g;  // used by this request only, never kept
+  if (bytes > kCachedGrammarBytes / 8) return g;  // used by this request only, never kept
   std::lock_guard<std::mutex> lock(mu_);
   cache_.insert(cache_.begin(), {gbnf, g, bytes});
   cache_bytes_ += bytes;

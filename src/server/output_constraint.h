@@ -47,7 +47,7 @@ std::string constraint_gbnf(const ConstraintSpec& spec);
 class ConstraintCompiler {
  public:
   // The cache keeps at most this many grammars and this many bytes of them (text and compiled
-  // form); a grammar over a quarter of the bytes serves its own request and is not kept.
+  // form); a grammar over an eighth of the bytes serves its own request and is not kept.
   static constexpr size_t kCachedGrammars = 64;
   static constexpr size_t kCachedGrammarBytes = size_t{128} << 20;
 
