@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace baton::grammar {
@@ -71,10 +72,10 @@ class Grammar {
   const std::vector<std::bitset<256>>& classes() const { return classes_; }
   // Start positions (into elements()) of each alternative of rule r.
   std::span<const uint32_t> alternatives(uint32_t r) const {
-    return {alt_starts_.data() + rule_alts_[r], alt_starts_.data() + rule_alts_[r + 1]};
+    return {alt_starts_.data() + rule_alts_[r].first, alt_starts_.data() + rule_alts_[r].second};
   }
   uint32_t root() const { return root_; }
-  size_t n_rules() const { return rule_alts_.size() - 1; }
+  size_t n_rules() const { return rule_alts_.size(); }
   // What this compiled grammar holds in memory, for caches that bound their size.
   size_t memory_bytes() const;
 
@@ -85,10 +86,10 @@ class Grammar {
   friend struct Builder;
   std::vector<Element> elements_;
   std::vector<std::bitset<256>> classes_;
-  // Rule r's alternatives start at alt_starts_[rule_alts_[r] .. rule_alts_[r + 1]): two flat
-  // arrays, so a rule costs a few bytes (bounded repetitions generate one rule per count).
-  std::vector<uint32_t> rule_alts_{0};
+  // Rule r's alternatives start at alt_starts_[rule_alts_[r].first .. .second): flat arrays,
+  // so a rule costs a few bytes (bounded repetitions generate one rule per count).
   std::vector<uint32_t> alt_starts_;
+  std::vector<std::pair<uint32_t, uint32_t>> rule_alts_;
   uint32_t root_ = 0;
 };
 

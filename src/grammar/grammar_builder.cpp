@@ -9,16 +9,16 @@
 namespace baton::grammar {
 
 uint32_t Grammar::Builder::add_rule(uint32_t name_index) {
-  if (rules.size() >= GrammarLimits::kMaxRules) {
+  if (rule_alts.size() >= GrammarLimits::kMaxRules) {
     throw GrammarError(fmt::format(
         "the grammar needs more than {} rules (groups, repetition counts and character classes "
         "each add rules); use smaller counts, * or +, or fewer rules",
         GrammarLimits::kMaxRules));
   }
-  rules.emplace_back();
+  rule_alts.emplace_back(0, 0);
   defined.push_back(false);
   name_of.push_back(name_index);
-  return static_cast<uint32_t>(rules.size() - 1);
+  return static_cast<uint32_t>(rule_alts.size() - 1);
 }
 
 uint32_t Grammar::Builder::name_index(const std::string& name) {
@@ -44,16 +44,39 @@ uint32_t Grammar::Builder::synthetic_rule(const std::string& hint) {
   return id;
 }
 
-void Grammar::Builder::define(uint32_t rule, Alternatives alts) {
-  for (const Sequence& alt : alts) n_elements += alt.size() + 1;  // + its End
-  if (n_elements > GrammarLimits::kMaxElements) {
+void Grammar::Builder::charge_elements(size_t n) {
+  if (elements.size() + n > GrammarLimits::kMaxElements) {
     throw GrammarError(
         fmt::format("the grammar needs more than {} elements (characters of literals and rule "
                     "uses, with repetition counts multiplied out); use smaller counts, * or +, "
                     "or a shorter grammar",
                     GrammarLimits::kMaxElements));
   }
-  rules[rule] = std::move(alts);
+}
+
+void Grammar::Builder::add_alternative(uint32_t rule, std::span<const Element> alt) {
+  alt_starts.push_back(static_cast<uint32_t>(elements.size()));
+  elements.insert(elements.end(), alt.begin(), alt.end());
+  elements.push_back(Element{Element::Kind::End, rule});
+}
+
+// A rule's alternatives are appended together, so they are contiguous in alt_starts.
+void Grammar::Builder::define(uint32_t rule, const Alternatives& alts) {
+  size_t n = 0;
+  for (const Sequence& alt : alts) n += alt.size() + 1;  // + its End
+  charge_elements(n);
+  const auto first = static_cast<uint32_t>(alt_starts.size());
+  for (const Sequence& alt : alts) add_alternative(rule, alt);
+  rule_alts[rule] = {first, static_cast<uint32_t>(alt_starts.size())};
+}
+
+void Grammar::Builder::define(uint32_t rule, std::initializer_list<std::span<const Element>> alts) {
+  size_t n = 0;
+  for (const auto& alt : alts) n += alt.size() + 1;
+  charge_elements(n);
+  const auto first = static_cast<uint32_t>(alt_starts.size());
+  for (const auto& alt : alts) add_alternative(rule, alt);
+  rule_alts[rule] = {first, static_cast<uint32_t>(alt_starts.size())};
 }
 
 Element Grammar::Builder::byte_class(const std::bitset<256>& bytes) {
@@ -116,14 +139,14 @@ Element Grammar::Builder::code_points(const std::vector<std::pair<uint32_t, uint
   } else {
     alts.erase(alts.begin());
   }
-  define(id, std::move(alts));
+  define(id, alts);
   return Element{Element::Kind::Rule, id};
 }
 
 Element Grammar::Builder::group(Alternatives alts, const std::string& hint) {
   if (alts.size() == 1 && alts[0].size() == 1) return alts[0][0];
   const uint32_t id = synthetic_rule(hint);
-  define(id, std::move(alts));
+  define(id, alts);
   return Element{Element::Kind::Rule, id};
 }
 
@@ -143,23 +166,22 @@ void Grammar::Builder::repeat(const Sequence& x, int min, int max, Sequence& out
   if (max < 0) {
     // star ::= item star | ε (right recursion: the matcher's tail calls keep the stack flat)
     const uint32_t star = synthetic_rule(hint + "-star");
-    define(star, {{item, Element{Element::Kind::Rule, star}}, {}});
+    const Element body[] = {item, Element{Element::Kind::Rule, star}};
+    define(star, {body, {}});
     out.push_back(Element{Element::Kind::Rule, star});
     return;
   }
   if (max <= min) return;
   // opt_k ::= item opt_{k-1} | ε, nested so that k optional items cost k rules, not k².
-  Element tail{};
-  bool have_tail = false;
+  const uint32_t opt_name = name_index(hint + "-opt");
+  Element body[] = {item, Element{}};
   for (int k = 0; k < max - min; ++k) {
-    const uint32_t opt = synthetic_rule(hint + "-opt");
-    Sequence first{item};
-    if (have_tail) first.push_back(tail);
-    define(opt, {std::move(first), {}});
-    tail = Element{Element::Kind::Rule, opt};
-    have_tail = true;
+    const uint32_t opt = add_rule(opt_name);
+    defined[opt] = true;
+    define(opt, {std::span<const Element>(body, k == 0 ? 1 : 2), {}});
+    body[1] = Element{Element::Kind::Rule, opt};
   }
-  out.push_back(tail);
+  out.push_back(body[1]);
 }
 
 std::shared_ptr<const Grammar> Grammar::Builder::finish(const std::string& root) {
@@ -175,25 +197,17 @@ std::shared_ptr<const Grammar> Grammar::Builder::finish(const std::string& root)
   auto g = std::make_shared<Grammar>();
   g->classes_ = std::move(classes);
   g->root_ = root_id;
-  g->rule_alts_.reserve(rules.size() + 1);
-  g->elements_.reserve(n_elements);
-  for (uint32_t r = 0; r < rules.size(); ++r) {
-    for (const Sequence& alt : rules[r]) {
-      g->alt_starts_.push_back(static_cast<uint32_t>(g->elements_.size()));
-      g->elements_.insert(g->elements_.end(), alt.begin(), alt.end());
-      g->elements_.push_back(Element{Element::Kind::End, r});
-    }
-    g->rule_alts_.push_back(static_cast<uint32_t>(g->alt_starts_.size()));
-    Alternatives().swap(rules[r]);  // the builder's copy goes as the flat one grows
-  }
-  g->alt_starts_.shrink_to_fit();
+  g->elements_ = std::move(elements);
+  g->alt_starts_ = std::move(alt_starts);
+  g->rule_alts_ = std::move(rule_alts);
   return g;
 }
 
 size_t Grammar::memory_bytes() const {
   return sizeof(Grammar) + elements_.capacity() * sizeof(Element) +
          classes_.capacity() * sizeof(std::bitset<256>) +
-         (rule_alts_.capacity() + alt_starts_.capacity()) * sizeof(uint32_t);
+         alt_starts_.capacity() * sizeof(uint32_t) +
+         rule_alts_.capacity() * sizeof(std::pair<uint32_t, uint32_t>);
 }
 
 }  // namespace baton::grammar

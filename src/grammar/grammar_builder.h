@@ -3,7 +3,9 @@
 // added (a group or a repetition becomes a synthetic rule), so a rule is alternatives of flat
 // element sequences. Every addition is charged against GrammarLimits as it is made.
 #include <bitset>
+#include <initializer_list>
 #include <map>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -17,18 +19,30 @@ using Sequence = std::vector<Element>;
 using Alternatives = std::vector<Sequence>;
 
 struct Grammar::Builder {
-  std::vector<Alternatives> rules;
+  // The rules in the compiled layout from the start (a bounded repetition adds thousands of
+  // rules, and allocations per rule would be most of what a large grammar costs to build):
+  // every alternative is a run of `elements` closed by an End, starting at alt_starts[a], and
+  // rule r's alternatives are alt_starts[rule_alts[r].first .. rule_alts[r].second).
+  std::vector<Element> elements;
+  std::vector<uint32_t> alt_starts;
+  std::vector<std::pair<uint32_t, uint32_t>> rule_alts;
   std::vector<bool> defined;
   std::vector<std::bitset<256>> classes;
   std::unordered_map<std::bitset<256>, uint32_t> class_ids;
   std::map<std::vector<std::pair<uint32_t, uint32_t>>, uint32_t> char_class_rules;
   size_t repeated = 0;  // repetition counts added up so far
-  size_t n_elements = 0;
 
   uint32_t rule_id(const std::string& name);         // creates an undefined rule on first use
   uint32_t synthetic_rule(const std::string& hint);  // a fresh, defined rule
   // Sets a defined rule's body, charging its elements.
-  void define(uint32_t rule, Alternatives alts);
+  void define(uint32_t rule, const Alternatives& alts);
+  void define(uint32_t rule, std::initializer_list<std::span<const Element>> alts);
+  size_t n_rules() const { return rule_alts.size(); }
+  // The elements of alternative a, without its End.
+  std::span<const Element> body(uint32_t a) const {
+    const size_t end = a + 1 < alt_starts.size() ? alt_starts[a + 1] : elements.size();
+    return {elements.data() + alt_starts[a], elements.data() + end - 1};
+  }
   Element byte_class(const std::bitset<256>& bytes);
   Element byte(uint8_t b);
   // A set of code points: one byte class when all are ASCII, else a rule of UTF-8 spellings.
@@ -46,6 +60,9 @@ struct Grammar::Builder {
   static constexpr uint32_t kNoRule = 0xFFFFFFFFu;
   uint32_t name_index(const std::string& name);
   uint32_t add_rule(uint32_t name_index);
+  void add_alternative(uint32_t rule, std::span<const Element> alt);
+  void charge_elements(size_t n);
+  std::vector<bool> derivable(bool bytes_hold) const;
   void check_defined() const;
   std::vector<bool> nullable() const;
   void check_left_recursion(const std::vector<bool>& nullable) const;

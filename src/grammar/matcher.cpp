@@ -111,8 +111,8 @@ struct Matcher::Impl {
     while (!todo.empty()) {
       const uint64_t at = todo.back();
       todo.pop_back();
+      charge(1);  // before the visited test: a wide rule reached many ways pushes many repeats
       if (!visited.insert(at, 0).second) continue;
-      charge(1);
       const uint32_t p = pos_of(at), f = frame_of(at);
       const Element& e = g->elements()[p];
       switch (e.kind) {

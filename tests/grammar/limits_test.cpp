@@ -128,6 +128,19 @@ TEST(GrammarLimits, AStartThatExpandsExponentiallyIsPastTheBudget) {
   }
 }
 
+TEST(GrammarLimits, AWideRuleReachedManyWaysIsCountedEveryTime) {
+  // 2000 rules lead, without reading anything, to one rule of 2000 alternatives: 4 million
+  // expansions, all but 2000 of them repeats, which cost the time of a fresh one each.
+  std::string text = "root ::= a0";
+  for (int i = 1; i < 2000; ++i) text += fmt::format(" | a{}", i);
+  text += "\nwide ::= \"x0\"";
+  for (int i = 1; i < 2000; ++i) text += fmt::format(" | \"x{}\"", i);
+  text += "\n";
+  for (int i = 0; i < 2000; ++i) text += fmt::format("a{} ::= wide\n", i);
+  auto g = Grammar::parse(text);
+  EXPECT_THROW(Matcher{g}, GrammarBudgetError);
+}
+
 // Every string of one to three lower-case letters, then an end-of-generation token: 18279
 // tokens, so a mask walks a trie as wide as a real vocabulary's letter runs.
 std::shared_ptr<const VocabTrie> letter_vocab(std::vector<std::string> extra = {}) {
