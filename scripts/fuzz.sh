@@ -48,6 +48,12 @@ mkdir -p "$seeds/fuzz_grammar"
 printf '\000root ::= "a" [b-d]* ("x" | item){0,3}\nitem ::= [^"\\\\]+\n\000abx' >"$seeds/fuzz_grammar/gbnf"
 printf '\001[a-z]+@(ab|cd)\\.com{1,2}\\d?' >"$seeds/fuzz_grammar/regex"
 printf '\002^(0|[1-9][0-9]*)\\.[0-9]+$' >"$seeds/fuzz_grammar/search"
+# With bit 3 set, the next byte picks a shape and two more its size (fuzz_grammar.cpp's expand):
+# nesting, rule chains both ways, large repetitions, a doubling start, an ambiguous letter run.
+for shape in 0 1 2 3 4 5; do
+  printf "\\010\\00$shape\\377\\377\"a\" [b-c]?" >"$seeds/fuzz_grammar/grow-$shape"
+done
+printf '\011\000\377\377a|b' >"$seeds/fuzz_grammar/grow-regex"
 i=0
 for f in tests/structured/schemas/*.json; do
   { printf '\003'; cat "$f"; } >"$seeds/fuzz_grammar/schema-$i"

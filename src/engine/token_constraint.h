@@ -12,7 +12,9 @@ class TokenConstraint {
   virtual ~TokenConstraint() = default;
   // One bit per vocabulary id (bit id % 64 of word id / 64): the tokens allowed next, end-of-
   // generation tokens included where the output may end. No bit set: nothing can follow.
-  // nullptr: no restriction at this step (the sampler then does no mask work).
+  // nullptr: no restriction at this step (the sampler then does no mask work). It runs on the
+  // engine loop, so its work must be bounded: past its budget it throws (a grammar's
+  // GrammarBudgetError), and the loop fails this request alone with the message.
   virtual const std::vector<uint64_t>* allowed() = 0;
   // Advances past the sampled token (an allowed one, or an end-of-generation token).
   virtual void accept(int32_t token) = 0;

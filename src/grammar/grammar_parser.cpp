@@ -102,7 +102,7 @@ class Parser {
     const uint32_t id = b_.rule_id(name);
     if (b_.defined[id]) fail(fmt::format("rule '{}' is defined twice", name));
     b_.defined[id] = true;
-    b_.rules[id] = parse_alternatives(name, false);
+    b_.define(id, parse_alternatives(name, false));
   }
 
   Alternatives parse_alternatives(const std::string& hint, bool nested) {
@@ -196,8 +196,15 @@ class Parser {
       return {b_.code_points({{0, 0x10FFFF}})};
     }
     if (c == '(') {
+      // Groups are parsed by recursion, so their depth is what bounds the parser's stack.
+      if (depth_ >= GrammarLimits::kMaxNesting) {
+        fail(fmt::format("groups nested deeper than {}; move inner groups into rules of their own",
+                         GrammarLimits::kMaxNesting));
+      }
       ++pos_;
+      ++depth_;
       Alternatives alts = parse_alternatives(hint, true);
+      --depth_;
       if (peek() != ')') fail("expected ')'");
       ++pos_;
       if (alts.size() == 1) return alts[0];
@@ -310,6 +317,7 @@ class Parser {
 
   std::string_view src_;
   size_t pos_ = 0;
+  size_t depth_ = 0;  // ( ) groups open at pos_
   Grammar::Builder& b_;
 };
 

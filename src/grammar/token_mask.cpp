@@ -87,12 +87,25 @@ void TokenMatcher::compute(std::vector<uint64_t>& bits) {
 }
 
 const std::vector<uint64_t>& TokenMatcher::allowed() {
+  // One mask is one step of the matcher's budget, however many transitions it needs; the
+  // budget refills by the mean per step, so a grammar that needs fresh work for every token
+  // (an ambiguous one) cannot hold the thread for long, while one that caches can burst.
+  credit_ = std::min(GrammarLimits::kStepWork, credit_ + GrammarLimits::kMeanStepWork);
   const Matcher::StateId s = matcher_.state();
   auto it = masks_.find(s);
   if (it == masks_.end()) {
     if (masks_.size() >= kMaxCachedMasks) masks_.clear();
     it = masks_.emplace(s, std::vector<uint64_t>{}).first;
-    compute(it->second);
+    const uint64_t before = matcher_.work();
+    matcher_.begin_work(credit_);
+    try {
+      compute(it->second);
+    } catch (...) {
+      masks_.erase(it);
+      credit_ = 0;
+      throw;
+    }
+    credit_ -= matcher_.work() - before;
   }
   return it->second;
 }
@@ -102,10 +115,17 @@ bool TokenMatcher::accept(int32_t token) {
   if (is_eog(token)) return matcher_.can_end();
   const std::string& b = vocab_->bytes(token);
   if (b.empty()) return false;
-  const size_t before = matcher_.n_states();
+  const uint64_t epoch = matcher_.cache_epoch();
   const bool ok = matcher_.accept(b);
   // The matcher drops its cached states when it grows too large; state ids then change.
-  if (matcher_.n_states() < before) masks_.clear();
+  if (matcher_.cache_epoch() != epoch) masks_.clear();
+  return ok;
+}
+
+bool TokenMatcher::accept_bytes(std::string_view bytes) {
+  const uint64_t epoch = matcher_.cache_epoch();
+  const bool ok = matcher_.accept(bytes);
+  if (matcher_.cache_epoch() != epoch) masks_.clear();
   return ok;
 }
 

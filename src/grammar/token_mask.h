@@ -51,18 +51,20 @@ class TokenMatcher {
   TokenMatcher(std::shared_ptr<const Grammar> g, std::shared_ptr<const VocabTrie> vocab);
 
   // One bit per token id (bit id % 64 of word id / 64): the tokens allowed next, EOG tokens
-  // included where the grammar may end. Valid until the next accept.
+  // included where the grammar may end. Valid until the next accept. Throws GrammarBudgetError
+  // when computing it takes more work than GrammarLimits allows (per mask, and on average).
   const std::vector<uint64_t>& allowed();
   // Advances past a token; false (state unchanged) when the grammar does not allow it.
   bool accept(int32_t token);
   // Advances past text that no single token spelled (a trigger found across tokens).
-  bool accept_bytes(std::string_view bytes) { return matcher_.accept(bytes); }
+  bool accept_bytes(std::string_view bytes);
   bool can_end() const { return matcher_.can_end(); }
   // Complete, and nothing but an end may follow.
   bool must_end() const { return matcher_.must_end(); }
   bool is_eog(int32_t token) const;
 
   size_t cached_masks() const { return masks_.size(); }
+  const Matcher& matcher() const { return matcher_; }
 
  private:
   void compute(std::vector<uint64_t>& bits);
@@ -70,7 +72,8 @@ class TokenMatcher {
   Matcher matcher_;
   std::shared_ptr<const VocabTrie> vocab_;
   std::unordered_map<Matcher::StateId, std::vector<uint64_t>> masks_;
-  std::vector<Matcher::StateId> path_;  // walk scratch: state at each trie depth
+  std::vector<Matcher::StateId> path_;          // walk scratch: state at each trie depth
+  uint64_t credit_ = GrammarLimits::kStepWork;  // matcher work the next mask may use
 };
 
 }  // namespace baton::grammar

@@ -15,8 +15,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr size_t kCachedGrammars = 64;
-
 void set_once(ConstraintSpec& spec, ConstraintSpec::Kind kind, const std::string& field) {
   if (spec.active()) {
     throw bad_request(
@@ -183,23 +181,43 @@ std::shared_ptr<const grammar::Grammar> ConstraintCompiler::compile_gbnf(const s
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t i = 0; i < cache_.size(); ++i) {
-      if (cache_[i].first == gbnf) {
+      if (cache_[i].gbnf == gbnf) {
         std::rotate(cache_.begin(), cache_.begin() + i, cache_.begin() + i + 1);
-        return cache_[0].second;
+        return cache_[0].grammar;
       }
     }
   }
   std::shared_ptr<const grammar::Grammar> g;
   try {
     g = grammar::Grammar::parse(gbnf);
+    // Where a generation starts is worked out once per request, here on the caller's thread
+    // first: a grammar whose start alone is past the matcher's budget is refused now, not on
+    // the engine loop.
+    grammar::Matcher start(g);
   } catch (const grammar::GrammarError& e) {
     throw ApiError(400, fmt::format("'{}': {}", field, e.what()), field, "invalid_request_error",
                    "invalid_grammar");
   }
+  const size_t bytes = g->memory_bytes() + gbnf.size() + sizeof(CachedGrammar);
+  if (bytes > kCachedGrammarBytes / 8) return g;  // used by this request only, never kept
   std::lock_guard<std::mutex> lock(mu_);
-  cache_.insert(cache_.begin(), {gbnf, g});
-  if (cache_.size() > kCachedGrammars) cache_.pop_back();
+  cache_.insert(cache_.begin(), {gbnf, g, bytes});
+  cache_bytes_ += bytes;
+  while (cache_.size() > kCachedGrammars || cache_bytes_ > kCachedGrammarBytes) {
+    cache_bytes_ -= cache_.back().bytes;
+    cache_.pop_back();
+  }
   return g;
+}
+
+size_t ConstraintCompiler::cached_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cache_bytes_;
+}
+
+size_t ConstraintCompiler::cached_grammars() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cache_.size();
 }
 
 std::shared_ptr<const grammar::Grammar> ConstraintCompiler::compile(const ConstraintSpec& spec) {

@@ -46,6 +46,11 @@ std::string constraint_gbnf(const ConstraintSpec& spec);
 // the vocabulary trie on first use. Thread-safe.
 class ConstraintCompiler {
  public:
+  // The cache keeps at most this many grammars and this many bytes of them (text and compiled
+  // form); a grammar over an eighth of the bytes serves its own request and is not kept.
+  static constexpr size_t kCachedGrammars = 64;
+  static constexpr size_t kCachedGrammarBytes = size_t{128} << 20;
+
   explicit ConstraintCompiler(const TextCodec& codec) : codec_(codec) {}
   std::shared_ptr<const grammar::Grammar> compile(const ConstraintSpec& spec);
   // Compiles GBNF text built by the server itself (tool-call grammars), cached the same way.
@@ -56,15 +61,23 @@ class ConstraintCompiler {
   std::shared_ptr<sched::TokenConstraint> make(std::shared_ptr<const grammar::Grammar> g,
                                                const std::vector<std::string>& markers = {});
   std::shared_ptr<const grammar::VocabTrie> vocab(const std::vector<std::string>& markers = {});
+  size_t cached_bytes() const;
+  size_t cached_grammars() const;
 
  private:
+  struct CachedGrammar {
+    std::string gbnf;
+    std::shared_ptr<const grammar::Grammar> grammar;
+    size_t bytes = 0;
+  };
   const TextCodec& codec_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::shared_ptr<const grammar::VocabTrie> vocab_;
   std::vector<std::string> vocab_markers_;
   std::shared_ptr<const grammar::VocabTrie> marker_vocab_;  // for vocab_markers_
   // Most recent first; small, so a linear scan is cheaper than a map and an LRU list.
-  std::vector<std::pair<std::string, std::shared_ptr<const grammar::Grammar>>> cache_;
+  std::vector<CachedGrammar> cache_;
+  size_t cache_bytes_ = 0;
 };
 
 }  // namespace baton::server

@@ -1,0 +1,102 @@
+// Hostile grammars at the server: over a limit is a 400 naming it, and the cache of compiled
+// grammars stays within its bytes whatever sizes clients send.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "server/errors.h"
+#include "server/output_constraint.h"
+#include "server/server_fixture.h"
+
+namespace baton::server {
+namespace {
+
+using testing::FakeCodec;
+using testing::parse;
+using testing::ServerHarness;
+
+ConstraintSpec gbnf_spec(std::string text) {
+  ConstraintSpec spec;
+  spec.kind = ConstraintSpec::Kind::Grammar;
+  spec.field = "grammar";
+  spec.text = std::move(text);
+  return spec;
+}
+
+// The 400 that compiling `text` gets ("" when it compiles).
+std::string refusal(ConstraintCompiler& cc, std::string text) {
+  try {
+    cc.compile(gbnf_spec(std::move(text)));
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(e.param, "grammar");
+    EXPECT_EQ(e.code, "invalid_grammar");
+    return e.what();
+  }
+  return "";
+}
+
+TEST(GrammarLimitsServer, OverALimitIsA400NamingIt) {
+  FakeCodec codec;
+  ConstraintCompiler cc(codec);
+  std::string e =
+      refusal(cc, "root ::= " + std::string(30000, '(') + "\"a\"" + std::string(30000, ')'));
+  EXPECT_NE(e.find("nested deeper than 1000"), std::string::npos) << e;
+  std::string many = "root ::=";
+  for (int i = 0; i < 99; ++i) many += " \"a\"{0,10000}";
+  e = refusal(cc, many);
+  EXPECT_NE(e.find("more than 250000 rules"), std::string::npos) << e;
+  // A start that expands exponentially is refused when compiled, not on the engine loop.
+  std::string expo = "root ::= r1 \"x\" | r1 \"y\"\n";
+  for (int i = 1; i < 40; ++i)
+    expo += fmt::format("r{} ::= r{} \"x\" | r{} \"y\"\n", i, i + 1, i + 1);
+  expo += "r40 ::= \"a\"\n";
+  e = refusal(cc, expo);
+  EXPECT_NE(e.find("too many parses open"), std::string::npos) << e;
+  EXPECT_EQ(cc.cached_grammars(), 0u);
+}
+
+TEST(GrammarLimitsServer, TheGrammarCacheIsBoundedInBytes) {
+  FakeCodec codec;
+  ConstraintCompiler cc(codec);
+  // Each about 12 MB compiled (1.5 million characters of literal); twelve would be 144 MB.
+  size_t peak = 0;
+  for (int i = 0; i < 12; ++i) {
+    auto g = cc.compile(
+        gbnf_spec(fmt::format("root ::= \"{}\" \"{}\"", i, std::string(1'500'000, 'a'))));
+    ASSERT_TRUE(g);
+    peak = std::max(peak, cc.cached_bytes());
+  }
+  EXPECT_LE(peak, ConstraintCompiler::kCachedGrammarBytes);
+  EXPECT_LT(cc.cached_grammars(), 12u);
+  EXPECT_GT(cc.cached_grammars(), 0u);
+  // One over an eighth of the bytes serves its request but is never kept.
+  const size_t before = cc.cached_grammars();
+  auto big = cc.compile(gbnf_spec("root ::= \"" + std::string(2'500'000, 'b') + "\""));
+  ASSERT_TRUE(big);
+  EXPECT_GT(big->memory_bytes(), ConstraintCompiler::kCachedGrammarBytes / 8);
+  EXPECT_EQ(cc.cached_grammars(), before);
+  // Small ones are still cached by their text.
+  auto a = cc.compile(gbnf_spec("root ::= \"x\""));
+  EXPECT_EQ(cc.compile(gbnf_spec("root ::= \"x\"")), a);
+}
+
+TEST(GrammarLimitsServer, AHostileGrammarOverHttpIsA400AndTheServerStaysUp) {
+  ServerHarness h;
+  auto c = h.client();
+  nlohmann::json body = {
+      {"prompt", "a"},
+      {"max_tokens", 4},
+      {"grammar", "root ::= " + std::string(30000, '(') + "\"a\"" + std::string(30000, ')')}};
+  auto r = c->Post("/v1/completions", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  testing::expect_error_shape(r->body, "nesting");
+  const std::string msg = parse(r->body)["error"]["message"];
+  EXPECT_NE(msg.find("nested deeper than 1000"), std::string::npos) << msg;
+  auto health = c->Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
+}  // namespace
+}  // namespace baton::server
