@@ -3,9 +3,17 @@
 // generator asks for the mask before sampling a row and reports the token it chose. The engine
 // loop calls it on its own thread, never concurrently, and only for its own request.
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 namespace baton::engine {
+
+// The request's own constraint cannot go on within the work a step may spend on it (a grammar
+// that keeps too many parses open). The request's fault, not the server's: its client gets a
+// 400 (or, streaming, an error event of that type) instead of a server error.
+struct ConstraintBudgetExceeded : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class TokenConstraint {
  public:
@@ -13,8 +21,8 @@ class TokenConstraint {
   // One bit per vocabulary id (bit id % 64 of word id / 64): the tokens allowed next, end-of-
   // generation tokens included where the output may end. No bit set: nothing can follow.
   // nullptr: no restriction at this step (the sampler then does no mask work). It runs on the
-  // engine loop, so its work must be bounded: past its budget it throws (a grammar's
-  // GrammarBudgetError), and the loop fails this request alone with the message.
+  // engine loop, so its work must be bounded: past its budget it throws
+  // ConstraintBudgetExceeded, and the loop fails this request alone with the message.
   virtual const std::vector<uint64_t>* allowed() = 0;
   // Advances past the sampled token (an allowed one, or an end-of-generation token).
   virtual void accept(int32_t token) = 0;

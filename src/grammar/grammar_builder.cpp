@@ -200,6 +200,12 @@ std::shared_ptr<const Grammar> Grammar::Builder::finish(const std::string& root)
   g->elements_ = std::move(elements);
   g->alt_starts_ = std::move(alt_starts);
   g->rule_alts_ = std::move(rule_alts);
+  // Growth by doubling can leave half of each table unused, and a cached grammar keeps its
+  // tables for as long as the cache does.
+  g->classes_.shrink_to_fit();
+  g->elements_.shrink_to_fit();
+  g->alt_starts_.shrink_to_fit();
+  g->rule_alts_.shrink_to_fit();
   return g;
 }
 

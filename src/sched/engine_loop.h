@@ -80,7 +80,10 @@ struct Event {
   TokenEvent token;                          // Kind::Token
   FinishReason reason = FinishReason::Stop;  // Kind::Finished
   std::string error;                         // for Failed
-  RequestStats stats;                        // Kind::Finished
+  // Failed because of what the request itself asked (its constraint went over its work
+  // budget): a client error, not the server's.
+  bool request_fault = false;
+  RequestStats stats;  // Kind::Finished
 };
 
 class RequestHandle {

@@ -225,6 +225,7 @@ void LoopCore::finish(Request& r, FinishReason why, const std::string& error,
   ev.kind = Event::Kind::Finished;
   ev.reason = why;
   ev.error = error;
+  ev.request_fault = why == FinishReason::Failed && r.failed_by_request;
   ev.stats = r.stats(now);
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -310,6 +310,10 @@ bool LoopCore::sample_token(Request& r, const float* logits, engine::SampledToke
   try {
     s = r.sampler->sample(logits, info_.n_vocab, r.tokens, c ? c->allowed() : nullptr);
     if (s.id >= 0 && c) c->accept(s.id);
+  } catch (const engine::ConstraintBudgetExceeded& e) {
+    r.failed_by_request = true;
+    finish(r, FinishReason::Failed, std::string("output constraint failed: ") + e.what(), now);
+    return false;
   } catch (const std::exception& e) {
     finish(r, FinishReason::Failed, std::string("output constraint failed: ") + e.what(), now);
     return false;

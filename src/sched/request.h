@@ -89,9 +89,10 @@ struct Request {
   int32_t disk_checked_blocks = 0;
   uint64_t disk_checked_hash = 0;
   std::optional<Clock::time_point> loading_since;
-  int32_t loading_full = 0;  // full blocks being loaded
-  int32_t loading_tail = 0;  // then positions used of one more block (the partial tail)
-  int32_t generated = 0;     // tokens sent (EOG excluded)
+  int32_t loading_full = 0;        // full blocks being loaded
+  int32_t loading_tail = 0;        // then positions used of one more block (the partial tail)
+  int32_t generated = 0;           // tokens sent (EOG excluded)
+  bool failed_by_request = false;  // a Failed finish caused by what the request asked for
   int32_t starved_steps = 0;
 
   // Parking.

@@ -69,8 +69,13 @@ void Generation::on_finished(const sched::Event& ev, GenerationDelta& out) {
       finish_reason_ = "length";
       break;
     case FinishReason::Failed:
-      error_status_ = 500;
-      error_ = "the engine failed this request: " + (ev.error.empty() ? "unknown" : ev.error);
+      if (ev.request_fault) {
+        error_status_ = 400;
+        error_ = "this request's " + ev.error;
+      } else {
+        error_status_ = 500;
+        error_ = "the engine failed this request: " + (ev.error.empty() ? "unknown" : ev.error);
+      }
       break;
     case FinishReason::Cancelled:
       error_status_ = 503;

@@ -260,11 +260,21 @@ class GrammarConstraint : public sched::TokenConstraint {
   GrammarConstraint(std::shared_ptr<const grammar::Grammar> g,
                     std::shared_ptr<const grammar::VocabTrie> v)
       : m_(std::move(g), std::move(v)) {}
-  const std::vector<uint64_t>* allowed() override { return &m_.allowed(); }
-  void accept(int32_t token) override {
-    if (!m_.accept(token)) {
-      throw std::runtime_error(fmt::format("token {} is outside the grammar", token));
+  const std::vector<uint64_t>* allowed() override {
+    try {
+      return &m_.allowed();
+    } catch (const grammar::GrammarBudgetError& e) {
+      throw engine::ConstraintBudgetExceeded(e.what());
     }
+  }
+  void accept(int32_t token) override {
+    bool ok = false;
+    try {
+      ok = m_.accept(token);
+    } catch (const grammar::GrammarBudgetError& e) {
+      throw engine::ConstraintBudgetExceeded(e.what());
+    }
+    if (!ok) throw std::runtime_error(fmt::format("token {} is outside the grammar", token));
   }
   bool complete() const override { return m_.must_end(); }
 

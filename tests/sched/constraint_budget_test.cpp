@@ -44,7 +44,11 @@ class GrammarRow : public TokenConstraint {
       : m_(grammar::Grammar::parse(gbnf), std::move(vocab)) {}
   const std::vector<uint64_t>* allowed() override {
     ++masks;
-    return &m_.allowed();
+    try {
+      return &m_.allowed();
+    } catch (const grammar::GrammarBudgetError& e) {
+      throw engine::ConstraintBudgetExceeded(e.what());
+    }
   }
   void accept(int32_t token) override {
     if (!m_.accept(token)) throw std::runtime_error("token outside the grammar");
@@ -95,6 +99,7 @@ TEST(ConstraintBudget, AnAmbiguousGrammarFailsItsRequestAndTheOthersKeepStepping
   ASSERT_TRUE(o1.finished);
   EXPECT_EQ(o1.final.reason, FinishReason::Failed);
   EXPECT_NE(o1.final.error.find("too many parses open"), std::string::npos) << o1.final.error;
+  EXPECT_TRUE(o1.final.request_fault);  // the client's grammar, not the server, failed it
   EXPECT_LT(o1.tokens.size(), 600u);
   EXPECT_LT(others_when_it_failed, size_t{kOthers});  // it ran beside them to the end
   // Its work, all steps together: a burst of one step's budget and the mean for each mask.

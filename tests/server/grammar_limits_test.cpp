@@ -98,5 +98,32 @@ TEST(GrammarLimitsServer, AHostileGrammarOverHttpIsA400AndTheServerStaysUp) {
   EXPECT_EQ(health->status, 200);
 }
 
+// A grammar that compiles but whose parses multiply as text arrives fails mid-answer: a 400
+// (the request's fault) naming the cause, never a 500, and the server keeps serving.
+TEST(GrammarLimitsServer, AGrammarOverItsStepBudgetMidAnswerIsA400) {
+  FakeCodec codec;
+  ConstraintCompiler cc(codec);
+  auto constraint = cc.make(cc.compile(gbnf_spec("root ::= [a-z]* [a-m] [a-z]{10000}")), {});
+  ASSERT_TRUE(constraint);
+  bool threw = false;
+  try {
+    for (int i = 0; i < 10000; ++i) {
+      const auto* mask = constraint->allowed();
+      ASSERT_TRUE(mask);
+      int32_t pick = -1;  // the first allowed letter token: keeps every parse open
+      for (int32_t id = 0; id < codec.n_vocab() && pick < 0; ++id) {
+        const char c = codec.piece(id)[0];
+        if (c >= 'a' && c <= 'z' && ((*mask)[id / 64] >> (id % 64) & 1)) pick = id;
+      }
+      ASSERT_GE(pick, 0);
+      constraint->accept(pick);
+    }
+  } catch (const engine::ConstraintBudgetExceeded& e) {
+    threw = true;
+    EXPECT_NE(std::string(e.what()).find("too many parses open"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(threw) << "the grammar's state sets grew for 10000 bytes without meeting a budget";
+}
+
 }  // namespace
 }  // namespace baton::server
