@@ -1,13 +1,17 @@
 #pragma once
 // Drives an engine the way the scheduler does: a target sequence's prompt split into chunks,
 // each step batched with companion sequences that prefill or decode in their own blocks.
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/llama_engine.h"
 
 namespace baton::testing {
 
@@ -76,6 +80,25 @@ inline std::vector<float> run_target(engine::Engine& eng, const std::vector<int3
 inline bool bit_identical(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && !a.empty() &&
          std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// A 40-token prompt on the file at `model` gives bit-identical logits alone and beside other
+// sequences, whole or in chunks (a gtest expectation per arrangement; `label` names the file).
+inline void expect_file_batch_invariant(const std::string& model, const std::string& label) {
+  engine::EngineOptions opts;
+  opts.threads = 2;
+  auto eng = engine::load_llama_engine(model, opts);
+  eng->allocate_kv(512);
+  std::vector<int32_t> prompt(40);
+  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = int32_t((i * 37 + 11) % 512);
+  BlockAllocator alloc;
+  const auto ref = run_target(*eng, prompt, 0, 0, alloc, 1);
+  uint32_t seed = 2;
+  for (auto [chunk, others] : {std::pair{1, 2}, std::pair{7, 5}, std::pair{0, 3}}) {
+    BlockAllocator fresh(alloc.used());
+    const auto got = run_target(*eng, prompt, chunk, others, fresh, seed++);
+    EXPECT_TRUE(bit_identical(ref, got)) << label << " chunk " << chunk << " others " << others;
+  }
 }
 
 }  // namespace baton::testing

@@ -83,21 +83,7 @@ TEST_P(QuantReference, BatchInvariant) {
   const Case c = GetParam();
   const std::string model_rel = std::string("models/quants/synth-") + c.file + ".gguf";
   BATON_REQUIRE_SHARED(model, model_rel);
-  engine::EngineOptions opts;
-  opts.threads = 2;
-  auto eng = engine::load_llama_engine(model.string(), opts);
-  eng->allocate_kv(512);
-  std::vector<int32_t> prompt(40);
-  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = int32_t((i * 37 + 11) % 512);
-  testing::BlockAllocator alloc;
-  const auto ref = testing::run_target(*eng, prompt, 0, 0, alloc, 1);
-  uint32_t seed = 2;
-  for (auto [chunk, others] : {std::pair{1, 2}, std::pair{7, 5}, std::pair{0, 3}}) {
-    testing::BlockAllocator fresh(alloc.used());
-    const auto got = testing::run_target(*eng, prompt, chunk, others, fresh, seed++);
-    EXPECT_TRUE(testing::bit_identical(ref, got))
-        << c.file << " chunk " << chunk << " others " << others;
-  }
+  testing::expect_file_batch_invariant(model.string(), c.file);
 }
 
 // Bounds: about 1.3x the largest error measured at each SIMD level (avx512-vnni, avx2, scalar
