@@ -305,7 +305,9 @@ TEST(MatmulMany, EachJobEqualsItsOwnMatmul) {
     }
     matmul_many(jobs.data(), jobs.size(), pool);
     for (size_t j = 0; j < ws.size(); ++j) {
-      ASSERT_EQ(std::memcmp(got[j].data(), want[j].data(), want[j].size() * 4), 0)
+      // An empty job has no data() to compare (memcmp of a null pointer is undefined).
+      ASSERT_TRUE(want[j].empty() ||
+                  std::memcmp(got[j].data(), want[j].data(), want[j].size() * 4) == 0)
           << "job " << j << " threads " << (pool ? pool->size() : 0);
       if (specs[j].n_x > 0) {
         expect_close_to_reference(ws[j], xs[j], specs[j].n_x, got[j], "job " + std::to_string(j));
