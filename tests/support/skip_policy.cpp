@@ -51,9 +51,10 @@ int SkipPolicy::report() const {
   for (const auto& s : skips_) {
     const bool fails = strict && !s.allowed;
     refused += fails ? 1 : 0;
-    std::printf("[  SKIP    ] %s: %s%s\n", s.test.c_str(), s.reason.c_str(),
-                fails ? "  <- not an allowed skip under a strict run (tests/support/allowed_skips.txt)"
-                      : "");
+    std::printf(
+        "[  SKIP    ] %s: %s%s\n", s.test.c_str(), s.reason.c_str(),
+        fails ? "  <- not an allowed skip under a strict run (tests/support/allowed_skips.txt)"
+              : "");
   }
   char line[512];
   std::snprintf(line, sizeof line, "%s: %d run, %zu skipped%s", program_.c_str(), run_,

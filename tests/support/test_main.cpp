@@ -15,10 +15,11 @@ int main(int argc, char** argv) {
   if (GTEST_FLAG_GET(list_tests)) return rc;  // nothing ran
   const int refused = policy->report();
   if (refused > 0) {
-    std::printf("FAILED: %d test(s) skipped under a strict run; make what they need available "
-                "(bash scripts/install-deps.sh, ../shared or BATON_SHARED_DIR) or set "
-                "BATON_STRICT_SKIPS=0\n",
-                refused);
+    std::printf(
+        "FAILED: %d test(s) skipped under a strict run; make what they need available "
+        "(bash scripts/install-deps.sh, ../shared or BATON_SHARED_DIR) or set "
+        "BATON_STRICT_SKIPS=0\n",
+        refused);
     return 1;
   }
   return rc;
