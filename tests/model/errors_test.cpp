@@ -5,6 +5,7 @@
 
 #include "engine/llama_engine.h"
 #include "gguf/gguf_writer.h"
+#include "load_error.h"
 #include "support/shared_files.h"
 #include "synth/synth_model.h"
 
@@ -45,16 +46,7 @@ void rewrite(const std::string& from, const std::string& to, const std::string& 
   w.write(to);
 }
 
-std::string load_error(const std::string& path) {
-  try {
-    engine::EngineOptions opts;
-    opts.threads = 1;
-    engine::load_llama_engine(path, opts);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::load_error;
 
 TEST(ModelErrors, UnsupportedArchitectureIsNamed) {
   const auto dir = testing::scratch_dir();

@@ -8,6 +8,7 @@
 
 #include "engine/llama_engine.h"
 #include "gguf/gguf_writer.h"
+#include "load_error.h"
 #include "support/shared_files.h"
 #include "synth/synth_model.h"
 
@@ -46,16 +47,7 @@ void rewrite(const std::string& from, const std::string& to,
   w.write(to);
 }
 
-std::string load_error(const std::string& path) {
-  try {
-    engine::EngineOptions opts;
-    opts.threads = 1;
-    engine::load_llama_engine(path, opts);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::load_error;
 
 // The message is one line and holds every needle.
 void expect_refused(const std::string& msg, std::initializer_list<const char*> needles) {
