@@ -104,6 +104,32 @@ void read_window(const gguf::GgufFile& f, const std::string& a, HParams& h) {
   }
 }
 
+// The rope keys: base, pair layout (from the architecture) and scaling.
+void read_rope(const gguf::GgufFile& f, const std::string& a, HParams& h) {
+  h.rope_base = static_cast<float>(f.get_float_or(a + "rope.freq_base", 10000.0));
+  if (!(h.rope_base > 0)) {
+    throw std::runtime_error(fmt::format("{}: {}rope.freq_base must be > 0", f.path(), a));
+  }
+  h.rope_mode = h.arch == Arch::Llama ? RopeMode::Normal : RopeMode::Neox;
+  h.rope_scaling_type = f.get_string_or(a + "rope.scaling.type", "");
+  if (h.rope_scaling_type == "none") h.rope_scaling_type.clear();
+  h.rope_scaling_factor = static_cast<float>(f.get_float_or(a + "rope.scaling.factor", 1.0));
+  const int64_t orig = f.get_int_or(a + "rope.scaling.original_context_length", 0);
+  h.rope_orig_ctx = orig > 0 && orig <= (1 << 24) ? static_cast<int32_t>(orig) : h.n_ctx_train;
+  h.rope_low_freq_factor =
+      static_cast<float>(f.get_float_or(a + "rope.scaling.low_freq_factor", 1.0));
+  h.rope_high_freq_factor =
+      static_cast<float>(f.get_float_or(a + "rope.scaling.high_freq_factor", 4.0));
+  if (!h.rope_scaling_type.empty() && !(h.rope_scaling_factor > 0)) {
+    throw std::runtime_error(fmt::format("{}: {}rope.scaling.factor must be > 0", f.path(), a));
+  }
+  h.rope_attn_factor = static_cast<float>(f.get_float_or(a + "rope.scaling.attn_factor", 1.0));
+  if (!(h.rope_attn_factor > 0)) {
+    throw std::runtime_error(
+        fmt::format("{}: {}rope.scaling.attn_factor must be > 0", f.path(), a));
+  }
+}
+
 }  // namespace
 
 HParams read_hparams(const gguf::GgufFile& f) {
@@ -162,28 +188,7 @@ HParams read_hparams(const gguf::GgufFile& f) {
   h.n_ctx_train =
       positive(f, a + "context_length", f.get_int_or(a + "context_length", 2048), 1 << 24);
   h.rms_eps = static_cast<float>(f.get_float_or(a + "attention.layer_norm_rms_epsilon", 1e-5));
-  h.rope_base = static_cast<float>(f.get_float_or(a + "rope.freq_base", 10000.0));
-  if (!(h.rope_base > 0)) {
-    throw std::runtime_error(fmt::format("{}: {}rope.freq_base must be > 0", f.path(), a));
-  }
-  h.rope_mode = h.arch == Arch::Llama ? RopeMode::Normal : RopeMode::Neox;
-  h.rope_scaling_type = f.get_string_or(a + "rope.scaling.type", "");
-  if (h.rope_scaling_type == "none") h.rope_scaling_type.clear();
-  h.rope_scaling_factor = static_cast<float>(f.get_float_or(a + "rope.scaling.factor", 1.0));
-  const int64_t orig = f.get_int_or(a + "rope.scaling.original_context_length", 0);
-  h.rope_orig_ctx = orig > 0 && orig <= (1 << 24) ? static_cast<int32_t>(orig) : h.n_ctx_train;
-  h.rope_low_freq_factor =
-      static_cast<float>(f.get_float_or(a + "rope.scaling.low_freq_factor", 1.0));
-  h.rope_high_freq_factor =
-      static_cast<float>(f.get_float_or(a + "rope.scaling.high_freq_factor", 4.0));
-  if (!h.rope_scaling_type.empty() && !(h.rope_scaling_factor > 0)) {
-    throw std::runtime_error(fmt::format("{}: {}rope.scaling.factor must be > 0", f.path(), a));
-  }
-  h.rope_attn_factor = static_cast<float>(f.get_float_or(a + "rope.scaling.attn_factor", 1.0));
-  if (!(h.rope_attn_factor > 0)) {
-    throw std::runtime_error(
-        fmt::format("{}: {}rope.scaling.attn_factor must be > 0", f.path(), a));
-  }
+  read_rope(f, a, h);
   if (h.arch == Arch::GptOss) {
     read_window(f, a, h);
     // Router logits carry a bias; top-k of them, then a softmax over the k chosen; clamped
