@@ -34,16 +34,26 @@ void register_synth(CLI::App& gguf) {
   auto* cmd = gguf.add_subcommand("synth", "write a model of a real shape with RANDOM weights");
   auto& s = args->spec;
   cmd->add_option("out", args->out, "output .gguf path")->required();
-  cmd->add_option("--arch", s.arch, "llama | qwen2 | qwen3 | qwen3moe")->capture_default_str();
+  cmd->add_option("--arch", s.arch, "llama | qwen2 | qwen3 | qwen3moe | gpt-oss")
+      ->capture_default_str();
   cmd->add_option("--embd", s.embd, "embedding length")->capture_default_str();
   cmd->add_option("--layers", s.layers, "number of blocks")->capture_default_str();
   cmd->add_option("--heads", s.heads, "attention heads")->capture_default_str();
   cmd->add_option("--kv-heads", s.kv_heads, "key/value heads")->capture_default_str();
-  cmd->add_option("--ff", s.ff, "feed-forward length")->capture_default_str();
-  cmd->add_option("--experts", s.experts, "experts per layer (qwen3moe)")->capture_default_str();
-  cmd->add_option("--experts-used", s.experts_used, "experts each token uses (qwen3moe)")
+  cmd->add_option("--head-dim", s.head_dim,
+                  "dimensions per attention head (0 = embd / heads; the q width heads x "
+                  "head-dim may then differ from embd)")
       ->capture_default_str();
-  cmd->add_option("--expert-ff", s.expert_ff, "feed-forward length of each expert (qwen3moe)")
+  cmd->add_option("--ff", s.ff, "feed-forward length")->capture_default_str();
+  cmd->add_option("--experts", s.experts, "experts per layer (qwen3moe, gpt-oss)")
+      ->capture_default_str();
+  cmd->add_option("--experts-used", s.experts_used, "experts each token uses (qwen3moe, gpt-oss)")
+      ->capture_default_str();
+  cmd->add_option("--expert-ff", s.expert_ff,
+                  "feed-forward length of each expert (qwen3moe, gpt-oss)")
+      ->capture_default_str();
+  cmd->add_option("--swa", s.swa,
+                  "sliding window of the windowed layers (gpt-oss: layers 0, 2, 4, ...)")
       ->capture_default_str();
   cmd->add_option("--ctx", s.ctx, "context length")->capture_default_str();
   cmd->add_option("--type", args->type,

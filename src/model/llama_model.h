@@ -1,6 +1,6 @@
 #pragma once
-// A llama-family model (llama, qwen2, qwen3, qwen3moe) over a GGUF mapping, with its block KV cache
-// and the forward pass over a ragged batch of sequences.
+// A llama-family model (llama, qwen2, qwen3, qwen3moe, gpt-oss) over a GGUF mapping, with its
+// block KV cache and the forward pass over a ragged batch of sequences.
 #include <cstdint>
 #include <memory>
 #include <string>

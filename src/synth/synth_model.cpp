@@ -118,16 +118,54 @@ struct Planner {
   void bias(const std::string& name, uint64_t n) {
     out.push_back({name, TensorType::F32, {n}, 0.0f, 0.02f});
   }
+  // A bias per expert ([n, n_expert]) and a per-head logit vector: F32 whatever the type, as
+  // llama.cpp's quantizer keeps them.
+  void expert_bias(const std::string& name, uint64_t n, uint64_t n_expert) {
+    out.push_back({name, TensorType::F32, {n, n_expert}, 0.0f, 0.02f});
+  }
+  void logits(const std::string& name, uint64_t n) {
+    out.push_back({name, TensorType::F32, {n}, 0.0f, 1.0f});
+  }
 };
+
+// A gpt-oss layer as llama.cpp's converter writes it: biased q/k/v/o, a sink logit per head,
+// post_attention_norm where other archs have ffn_norm, a biased router and biased experts.
+void plan_gpt_oss_layer(Planner& p, const SynthSpec& s, int64_t l, uint64_t q, uint64_t kv) {
+  auto n = [l](const char* suffix) { return fmt::format("blk.{}.{}", l, suffix); };
+  const uint64_t embd = s.embd, ne = s.experts, eff = s.expert_ff;
+  p.norm(n("attn_norm.weight"), embd);
+  p.norm(n("post_attention_norm.weight"), embd);
+  p.matrix(n("attn_q.weight"), embd, q);
+  p.bias(n("attn_q.bias"), q);
+  p.matrix(n("attn_k.weight"), embd, kv);
+  p.bias(n("attn_k.bias"), kv);
+  p.matrix(n("attn_v.weight"), embd, kv, Role::kAttnV, l);
+  p.bias(n("attn_v.bias"), kv);
+  p.matrix(n("attn_output.weight"), q, embd, Role::kAttnOutput, l);
+  p.bias(n("attn_output.bias"), embd);
+  p.logits(n("attn_sinks.weight"), s.heads);
+  p.router(n("ffn_gate_inp.weight"), embd, ne);
+  p.bias(n("ffn_gate_inp.bias"), ne);
+  p.experts(n("ffn_gate_exps.weight"), embd, eff, ne);
+  p.expert_bias(n("ffn_gate_exps.bias"), eff, ne);
+  p.experts(n("ffn_up_exps.weight"), embd, eff, ne);
+  p.expert_bias(n("ffn_up_exps.bias"), eff, ne);
+  p.experts(n("ffn_down_exps.weight"), eff, embd, ne, Role::kFfnDown, l);
+  p.expert_bias(n("ffn_down_exps.bias"), embd, ne);
+}
 
 std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool tied) {
   Planner p{s, {}};
-  const uint64_t embd = s.embd, hd = s.embd / s.heads;
+  const uint64_t embd = s.embd, hd = head_dim_of(s);
   const uint64_t q = s.heads * hd, kv = s.kv_heads * hd, ff = s.ff;
   p.matrix("token_embd.weight", embd, vocab);
   p.norm("output_norm.weight", embd);
   if (!tied) p.matrix("output.weight", embd, vocab, Role::kOutput);
   for (int64_t l = 0; l < s.layers; ++l) {
+    if (s.arch == "gpt-oss") {
+      plan_gpt_oss_layer(p, s, l, q, kv);
+      continue;
+    }
     auto n = [l](const char* suffix) { return fmt::format("blk.{}.{}", l, suffix); };
     p.norm(n("attn_norm.weight"), embd);
     p.matrix(n("attn_q.weight"), embd, q);
@@ -159,6 +197,18 @@ std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool ti
   return std::move(p.out);
 }
 
+// gpt-oss's keys beyond the common ones, with the real files' rope (base 150000, YaRN factor 32
+// over an original context of 4096) and no rope.dimension_count.
+void write_gpt_oss_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
+  const std::string a = s.arch + ".";
+  w.set_f32(a + "attention.layer_norm_rms_epsilon", 1e-5f);
+  w.set_f32(a + "rope.freq_base", 150000.0f);
+  w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.swa));
+  w.set_string(a + "rope.scaling.type", "yarn");
+  w.set_f32(a + "rope.scaling.factor", 32.0f);
+  w.set_u32(a + "rope.scaling.original_context_length", 4096);
+}
+
 void write_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
   const std::string& a = s.arch;
   const bool qwen = a != "llama";
@@ -167,12 +217,22 @@ void write_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
   w.set_u32(a + ".context_length", static_cast<uint32_t>(s.ctx));
   w.set_u32(a + ".embedding_length", static_cast<uint32_t>(s.embd));
   w.set_u32(a + ".block_count", static_cast<uint32_t>(s.layers));
-  w.set_u32(a + ".feed_forward_length", static_cast<uint32_t>(s.ff));
+  // gpt-oss's converter writes the experts' width here.
+  w.set_u32(a + ".feed_forward_length", static_cast<uint32_t>(a == "gpt-oss" ? s.expert_ff : s.ff));
   w.set_u32(a + ".attention.head_count", static_cast<uint32_t>(s.heads));
   w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(s.kv_heads));
-  w.set_f32(a + ".attention.layer_norm_rms_epsilon", qwen ? 1e-6f : 1e-5f);
-  w.set_f32(a + ".rope.freq_base", qwen ? 1000000.0f : 10000.0f);
-  w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.embd / s.heads));
+  const auto hd = static_cast<uint32_t>(head_dim_of(s));
+  if (s.head_dim > 0 || a == "gpt-oss") {
+    w.set_u32(a + ".attention.key_length", hd);
+    w.set_u32(a + ".attention.value_length", hd);
+  }
+  if (a == "gpt-oss") {
+    write_gpt_oss_hparams(w, s);
+  } else {
+    w.set_f32(a + ".attention.layer_norm_rms_epsilon", qwen ? 1e-6f : 1e-5f);
+    w.set_f32(a + ".rope.freq_base", qwen ? 1000000.0f : 10000.0f);
+    w.set_u32(a + ".rope.dimension_count", hd);
+  }
   if (is_moe_arch(a)) {
     w.set_u32(a + ".expert_count", static_cast<uint32_t>(s.experts));
     w.set_u32(a + ".expert_used_count", static_cast<uint32_t>(s.experts_used));
@@ -228,9 +288,10 @@ void write_synthetic_model(const SynthSpec& s, const std::string& out_path) {
                  });
   }
   w.write(out_path);
-  const std::string ffn = is_moe_arch(s.arch) ? fmt::format("experts={} used={} expert_ff={}",
-                                                            s.experts, s.experts_used, s.expert_ff)
-                                              : fmt::format("ff={}", s.ff);
+  std::string ffn = is_moe_arch(s.arch) ? fmt::format("experts={} used={} expert_ff={}", s.experts,
+                                                      s.experts_used, s.expert_ff)
+                                        : fmt::format("ff={}", s.ff);
+  if (s.arch == "gpt-oss") ffn += fmt::format(" window={}", s.swa);
   log::info(
       "synth: wrote {} ({} embd={} layers={} heads={}/{} {} vocab={} type={}, {:.1f}M "
       "params, {:.1f} MB); weights are RANDOM (seed {}), not a trained model: its output is "

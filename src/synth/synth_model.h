@@ -1,5 +1,5 @@
 #pragma once
-// Synthetic models: real llama/qwen2/qwen3/qwen3moe shapes, tensor names and metadata as
+// Synthetic models: real llama/qwen2/qwen3/qwen3moe/gpt-oss shapes, tensor names and metadata as
 // llama.cpp's converters write them, with RANDOM weights. Tests of every module and the benchmarks
 // build their models with this; the output is gibberish by construction.
 #include <cstdint>
@@ -24,18 +24,23 @@ class SynthError : public std::runtime_error {
 enum class Mix { kNone, kQ3_K_M, kQ4_K_M, kQ5_K_M };
 
 struct SynthSpec {
-  std::string arch = "llama";  // llama | qwen2 | qwen3 | qwen3moe
+  std::string arch = "llama";  // llama | qwen2 | qwen3 | qwen3moe | gpt-oss
   int64_t embd = 64;
   int64_t layers = 2;
   int64_t heads = 4;
   int64_t kv_heads = 4;
+  // Dimensions of each attention head; 0 = embd / heads. Written as attention.key_length and
+  // value_length when set (the q width heads * head_dim may then differ from embd).
+  int64_t head_dim = 0;
   int64_t ff = 128;  // of a MoE arch: written as feed_forward_length only, as converters do
-  // Mixture-of-experts archs (qwen3moe) only: experts per layer, experts each token uses, and
-  // the rows of each expert's gate and up matrices.
+  // Mixture-of-experts archs (qwen3moe, gpt-oss) only: experts per layer, experts each token
+  // uses, and the rows of each expert's gate and up matrices.
   int64_t experts = 8;
   int64_t experts_used = 2;
   int64_t expert_ff = 32;
   int64_t ctx = 256;
+  // gpt-oss only: the sliding window of its windowed layers (0, 2, 4, ...), in positions.
+  int64_t swa = 128;
   gguf::TensorType type = gguf::TensorType::F32;  // of the 2-D matrices and token_embd
   Mix mix = Mix::kNone;    // kQ3_K_M needs type Q3_K, kQ4_K_M Q4_K, kQ5_K_M Q5_K
   std::string vocab_from;  // copy tokenizer.* from this GGUF; empty = built-in byte vocab
@@ -47,6 +52,9 @@ struct SynthSpec {
 
 // Whether arch's FFNs are mixtures of experts.
 bool is_moe_arch(std::string_view arch);
+
+// The head dimension a spec writes: head_dim, or embd / heads when that is 0.
+int64_t head_dim_of(const SynthSpec& spec);
 
 // Throws SynthError naming the offending flag (--embd, --type, ...) and the fix.
 void validate(const SynthSpec& spec);

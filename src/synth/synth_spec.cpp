@@ -27,7 +27,11 @@ constexpr Mix kMixes[] = {Mix::kQ3_K_M, Mix::kQ4_K_M, Mix::kQ5_K_M};
 }  // namespace
 
 bool is_moe_arch(std::string_view arch) {
-  return arch == "qwen3moe";
+  return arch == "qwen3moe" || arch == "gpt-oss";
+}
+
+int64_t head_dim_of(const SynthSpec& spec) {
+  return spec.head_dim > 0 ? spec.head_dim : spec.embd / std::max<int64_t>(1, spec.heads);
 }
 
 bool synth_type_supported(TensorType t) {
@@ -110,7 +114,8 @@ void check_block(const char* flag, int64_t v, gguf::TensorType t) {
 
 void validate(const SynthSpec& s) {
   if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && !is_moe_arch(s.arch)) {
-    throw SynthError(fmt::format("--arch {}: expected llama, qwen2, qwen3 or qwen3moe", s.arch));
+    throw SynthError(
+        fmt::format("--arch {}: expected llama, qwen2, qwen3, qwen3moe or gpt-oss", s.arch));
   }
   check_range("--embd", s.embd, 1, 1 << 16);
   check_range("--layers", s.layers, 1, 1024);
@@ -118,13 +123,20 @@ void validate(const SynthSpec& s) {
   check_range("--kv-heads", s.kv_heads, 1, 1024);
   check_range("--ff", s.ff, 1, 1 << 18);
   check_range("--ctx", s.ctx, 1, 1 << 24);
-  if (s.embd % s.heads != 0) {
+  if (s.head_dim != 0) {
+    check_range("--head-dim", s.head_dim, 2, 1024);
+    if (s.head_dim % 2 != 0) {
+      throw SynthError(fmt::format(
+          "--head-dim {}: rotary embeddings need an even head dimension; use --head-dim {}",
+          s.head_dim, s.head_dim + 1));
+    }
+  } else if (s.embd % s.heads != 0) {
     throw SynthError(
         fmt::format("--embd {} is not a multiple of --heads {}: head_dim = embd/heads "
                     "must be a whole number",
                     s.embd, s.heads));
   }
-  if ((s.embd / s.heads) % 2 != 0) {
+  if (s.head_dim == 0 && (s.embd / s.heads) % 2 != 0) {
     throw SynthError(
         fmt::format("--embd {} / --heads {} = {}: rotary embeddings need an even "
                     "head_dim; change --heads or --embd",
@@ -146,10 +158,12 @@ void validate(const SynthSpec& s) {
                                  gguf::type_name(s.type), util::ascii_lower(mix_name(s.mix))));
   }
   check_block("--embd", s.embd, s.type);
+  if (s.head_dim != 0) check_block("--heads x --head-dim", s.heads * s.head_dim, s.type);
   if (!is_moe_arch(s.arch)) {
     check_block("--ff", s.ff, s.type);
     return;
   }
+  if (s.arch == "gpt-oss") check_range("--swa", s.swa, 1, 1 << 24);
   check_range("--experts", s.experts, 1, 4096);
   check_range("--expert-ff", s.expert_ff, 1, 1 << 18);
   if (s.experts_used < 1 || s.experts_used > s.experts) {

@@ -81,6 +81,33 @@ TEST(CliGguf, SynthQwen3MoeThenInfoShowsExperts) {
   EXPECT_NE(r.output.find("--experts-used 5: expected 1..4"), std::string::npos) << r.output;
 }
 
+TEST(CliGguf, SynthGptOssThenInfoShowsTheWindow) {
+  BATON_REQUIRE_BINARY();
+  auto out = testing::scratch_dir() / "gpt-oss.gguf";
+  auto r =
+      run_baton("gguf synth '" + out.string() +
+                "' --arch gpt-oss --embd 64 --layers 3 --heads 4 --kv-heads 2 --head-dim 32 "
+                "--experts 4 --experts-used 2 --expert-ff 32 --swa 8 --type q8_0 --byte-vocab");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("experts=4 used=2 expert_ff=32 window=8"), std::string::npos) << r.output;
+  r = run_baton("gguf info '" + out.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("attention: sliding window of 8 positions in layers 0, 2, 4, ..."),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("blk.2.attn_sinks.weight"), std::string::npos) << r.output;
+  // The engine's startup line names the architecture, the experts and the window.
+  r = run_baton("run -m '" + out.string() + "' -n 2 -p hi --threads 1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("(gpt-oss): 3 layers, embd 64, heads 4/2, experts 4 (2 used per "
+                          "token), expert ff 32, sliding window 8 in 2 of 3 layers"),
+            std::string::npos)
+      << r.output;
+  r = run_baton("gguf synth '" + out.string() + "' --arch gpt-oss --swa 0 --byte-vocab");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("--swa 0"), std::string::npos) << r.output;
+}
+
 TEST(CliGguf, InfoOnStories260K) {
   BATON_REQUIRE_BINARY();
   BATON_REQUIRE_SHARED(path, "models/stories260K.gguf");

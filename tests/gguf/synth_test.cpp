@@ -122,6 +122,48 @@ TEST(Synth, Qwen3MoeHasRouterAndExpertTensors) {
   EXPECT_EQ(f->tensors().size(), 3u + 2u * 12u);
 }
 
+// gpt-oss as llama.cpp's converter writes it: biased attention with sinks, post_attention_norm,
+// a biased router and biased experts, the window and YaRN keys, key_length and value_length.
+TEST(Synth, GptOssTensorsAndKeys) {
+  SynthSpec s = tiny("gpt-oss", TensorType::Q8_0);
+  s.head_dim = 32;  // q width 4 x 32 = 128 over embd 64
+  s.experts = 6;
+  s.experts_used = 2;
+  s.expert_ff = 32;
+  s.swa = 16;
+  auto f = build(s, "gpt-oss.gguf");
+  EXPECT_EQ(f->get_string("general.architecture"), "gpt-oss");
+  EXPECT_EQ(f->get_int("gpt-oss.attention.sliding_window"), 16);
+  EXPECT_EQ(f->get_int("gpt-oss.attention.key_length"), 32);
+  EXPECT_EQ(f->get_int("gpt-oss.attention.value_length"), 32);
+  EXPECT_EQ(f->get_int("gpt-oss.feed_forward_length"), 32);
+  EXPECT_EQ(f->get_string("gpt-oss.rope.scaling.type"), "yarn");
+  EXPECT_FLOAT_EQ(f->get_float("gpt-oss.rope.scaling.factor"), 32.0f);
+  EXPECT_EQ(f->get_int("gpt-oss.rope.scaling.original_context_length"), 4096);
+  EXPECT_FLOAT_EQ(f->get_float("gpt-oss.rope.freq_base"), 150000.0f);
+  EXPECT_FALSE(f->has("gpt-oss.rope.dimension_count"));
+  expect_dims(*f, "blk.1.attn_q.weight", {64, 128});
+  expect_dims(*f, "blk.1.attn_q.bias", {128});
+  expect_dims(*f, "blk.1.attn_k.bias", {64});
+  expect_dims(*f, "blk.1.attn_output.weight", {128, 64});
+  expect_dims(*f, "blk.1.attn_output.bias", {64});
+  expect_dims(*f, "blk.1.attn_sinks.weight", {4});
+  expect_dims(*f, "blk.1.post_attention_norm.weight", {64});
+  expect_dims(*f, "blk.1.ffn_gate_inp.bias", {6});
+  expect_dims(*f, "blk.1.ffn_gate_exps.bias", {32, 6});
+  expect_dims(*f, "blk.1.ffn_up_exps.bias", {32, 6});
+  expect_dims(*f, "blk.1.ffn_down_exps.bias", {64, 6});
+  expect_dims(*f, "blk.1.ffn_down_exps.weight", {32, 64, 6});
+  EXPECT_EQ(f->find_tensor("blk.1.ffn_norm.weight"), nullptr);
+  EXPECT_EQ(f->find_tensor("blk.1.attn_q_norm.weight"), nullptr);
+  EXPECT_EQ(f->find_tensor("blk.1.attn_sinks.weight")->type, TensorType::F32);
+  EXPECT_EQ(f->find_tensor("blk.1.ffn_down_exps.bias")->type, TensorType::F32);
+  EXPECT_EQ(f->find_tensor("blk.1.ffn_down_exps.weight")->type, TensorType::Q8_0);
+  EXPECT_NE(f->find_tensor("output.weight"), nullptr);
+  // token_embd, output, output_norm + per layer 19.
+  EXPECT_EQ(f->tensors().size(), 3u + 2u * 19u);
+}
+
 // Each expert of a 3-D tensor has its own random rows and the fan-in scale of its matrices.
 TEST(Synth, Qwen3MoeExpertsDiffer) {
   SynthSpec s = tiny("qwen3moe");
@@ -434,6 +476,20 @@ TEST(Synth, FlagErrorsNameTheFlagAndTheFix) {
   s = tiny("qwen3moe");
   s.experts = 0;
   EXPECT_NE(spec_error(s).find("--experts 0"), std::string::npos) << spec_error(s);
+  s = tiny("gpt-oss");
+  s.swa = 0;
+  EXPECT_NE(spec_error(s).find("--swa 0: expected a value in 1.."), std::string::npos)
+      << spec_error(s);
+  s = tiny("gpt-oss");
+  s.head_dim = 33;
+  EXPECT_NE(spec_error(s).find("--head-dim 33: rotary embeddings need an even head dimension"),
+            std::string::npos)
+      << spec_error(s);
+  s = tiny("llama", TensorType::Q4_K);
+  s.embd = 256;
+  s.ff = 256;
+  s.head_dim = 32;  // q width 4 x 32 = 128: not whole Q4_K blocks
+  EXPECT_NE(spec_error(s).find("--heads x --head-dim 128"), std::string::npos) << spec_error(s);
   s = tiny("qwen3moe", TensorType::Q4_K);
   s.embd = 256;
   s.expert_ff = 32;

@@ -1,5 +1,5 @@
-// Mixture-of-experts layers on synthetic qwen3moe models (random weights): routing, batch
-// invariance, every type synth writes, the interleaved layout.
+// Mixture-of-experts layers on synthetic qwen3moe and gpt-oss models (random weights): routing,
+// activations, batch invariance, every type synth writes, the interleaved layout.
 #include "model/moe.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +16,8 @@
 #include "gguf/gguf_file.h"
 #include "invariance.h"
 #include "kernels/simd.h"
+#include "model/ops.h"
+#include "support/shared_files.h"
 #include "synth/synth_model.h"
 
 namespace baton {
@@ -44,20 +46,40 @@ synth::SynthSpec moe_spec(TensorType type, synth::Mix mix, bool small) {
   return spec;
 }
 
+// gpt-oss with 8 heads of 64 (a q width of 512 over embd 256), a window of 20 (not a multiple
+// of the cache's 16-position blocks) in layers 0 and 2 of 3.
+synth::SynthSpec gpt_oss_spec(TensorType type, synth::Mix mix) {
+  synth::SynthSpec spec = moe_spec(type, mix, false);
+  spec.arch = "gpt-oss";
+  spec.layers = 3;
+  spec.heads = 8;
+  spec.head_dim = 64;
+  spec.experts = 8;
+  spec.experts_used = 2;
+  spec.swa = 20;
+  return spec;
+}
+
 // Writes each model once per test process.
-std::string moe_model(TensorType type, synth::Mix mix = synth::Mix::kNone, bool small = false) {
+std::string moe_model(TensorType type, synth::Mix mix = synth::Mix::kNone, bool small = false,
+                      const std::string& arch = "qwen3moe") {
   static std::mutex mu;
   static std::map<std::string, std::string> made;
   std::lock_guard lock(mu);
   const std::string key =
-      std::string(small ? "small-" : "") +
+      arch + "-" + std::string(small ? "small-" : "") +
       std::string(mix == synth::Mix::kNone ? gguf::type_name(type) : synth::mix_name(mix));
   if (auto it = made.find(key); it != made.end()) return it->second;
-  auto dir = std::filesystem::temp_directory_path() / "baton-tests" / "model-moe";
+  const auto dir = testing::scratch_root() / "model-moe";
   std::filesystem::create_directories(dir);
-  const auto path = (dir / ("qwen3moe-" + key + ".gguf")).string();
-  synth::write_synthetic_model(moe_spec(type, mix, small), path);
+  const auto path = (dir / (key + ".gguf")).string();
+  synth::write_synthetic_model(
+      arch == "gpt-oss" ? gpt_oss_spec(type, mix) : moe_spec(type, mix, small), path);
   return made[key] = path;
+}
+
+std::string gpt_oss_model(TensorType type, synth::Mix mix = synth::Mix::kNone) {
+  return moe_model(type, mix, false, "gpt-oss");
 }
 
 std::vector<int32_t> some_prompt(int n, int32_t n_vocab) {
@@ -111,6 +133,49 @@ TEST(MoeRouting, NanRanksLastAndKEqualsN) {
   EXPECT_EQ(ids[0], 2);
 }
 
+// gpt-oss: the k largest logits, then a softmax over those k alone (not over all experts).
+TEST(MoeRouting, TopKThenSoftmax) {
+  model::MoeParams p = params(5, 2, false);
+  p.gating = model::ExpertGating::TopKSoftmax;
+  const float logits[] = {0.5f, 2.0f, -1.0f, 1.0f, 2.5f};
+  int32_t ids[2];
+  float w[2];
+  model::route_experts(p, logits, ids, w);
+  EXPECT_EQ(ids[0], 4);
+  EXPECT_EQ(ids[1], 1);
+  EXPECT_NEAR(w[0], 1.0 / (1.0 + std::exp(-0.5)), 1e-6);
+  EXPECT_NEAR(w[1], 1.0 / (1.0 + std::exp(0.5)), 1e-6);
+  // One expert: weight exactly 1, whatever its logit.
+  p.n_used = 1;
+  model::route_experts(p, logits, ids, w);
+  EXPECT_EQ(ids[0], 4);
+  EXPECT_EQ(w[0], 1.0f);
+  // Ties to the lower id, NaN last.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float tied[] = {nan, 1.0f, 1.0f, -3.0f, 1.0f};
+  p.n_used = 3;
+  int32_t ids3[3];
+  float w3[3];
+  model::route_experts(p, tied, ids3, w3);
+  EXPECT_EQ(ids3[0], 1);
+  EXPECT_EQ(ids3[1], 2);
+  EXPECT_EQ(ids3[2], 4);
+  EXPECT_NEAR(w3[2], 1.0 / 3, 1e-6);
+}
+
+// gpt-oss's experts: x = min(gate, 7), y = clamp(up, -7, 7), x * sigmoid(1.702 x) * (y + 1).
+TEST(MoeActivation, ClampedSwiglu) {
+  std::vector<float> gate = {10.0f, -3.0f, 0.5f, 7.0f, -20.0f};
+  const std::vector<float> up = {10.0f, -9.0f, 0.25f, -7.5f, 1.0f};
+  auto want = [](double x, double y) { return x / (1 + std::exp(-1.702 * x)) * (y + 1); };
+  model::swiglu_oai(gate.data(), up.data(), 5, 1.702f, 7.0f);
+  EXPECT_NEAR(gate[0], want(7, 7), 1e-4);
+  EXPECT_NEAR(gate[1], want(-3, -7), 1e-5);
+  EXPECT_NEAR(gate[2], want(0.5, 0.25), 1e-6);
+  EXPECT_NEAR(gate[3], want(7, -7), 1e-4);
+  EXPECT_NEAR(gate[4], want(-20, 1), 1e-12);
+}
+
 // A sequence's logits are bit-identical alone, chunked, and batched with sequences that choose
 // other experts (and share some of its own), at 1 and 2 threads.
 void expect_invariant(const std::string& path, int threads) {
@@ -142,6 +207,20 @@ TEST(MoeModel, Q4_K_MBatchInvariant) {
 
 TEST(MoeModel, F32BatchInvariantOnOneThread) {
   expect_invariant(moe_model(TensorType::F32), 1);
+}
+
+// gpt-oss: the 70-token prompt is longer than the window (20), so its windowed layers mask and
+// skip blocks, differently in each chunking, beside companions whose windows start elsewhere.
+TEST(MoeModel, GptOssQ8_0BatchInvariant) {
+  expect_invariant(gpt_oss_model(TensorType::Q8_0), 2);
+}
+
+TEST(MoeModel, GptOssQ4_K_MBatchInvariant) {
+  expect_invariant(gpt_oss_model(TensorType::Q4_K, synth::Mix::kQ4_K_M), 2);
+}
+
+TEST(MoeModel, GptOssF32BatchInvariantOnOneThread) {
+  expect_invariant(gpt_oss_model(TensorType::F32), 1);
 }
 
 TEST(MoeModel, LoadsExpertsAndCountsOnlyTheUsedOnesPerToken) {
