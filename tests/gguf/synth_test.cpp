@@ -515,6 +515,29 @@ TEST(Synth, FlagErrorsNameTheFlagAndTheFix) {
   EXPECT_THROW(write_synthetic_model(tiny("llama", TensorType::Q4_K), "unused.gguf"), SynthError);
 }
 
+TEST(Synth, HeadDimWiderThanEmbdOverHeads) {
+  // Qwen3-30B-A3B's shape: the q width (heads x 128) is twice embd.
+  SynthSpec s = tiny("qwen3");
+  s.head_dim = 32;
+  auto f = build(s, "qwen3-hd32.gguf");
+  expect_dims(*f, "blk.0.attn_q.weight", {64, 128});
+  expect_dims(*f, "blk.0.attn_k.weight", {64, 64});
+  expect_dims(*f, "blk.0.attn_output.weight", {128, 64});
+  expect_dims(*f, "blk.0.attn_q_norm.weight", {32});
+  EXPECT_EQ(f->get_int("qwen3.attention.key_length"), 32);
+  EXPECT_EQ(f->get_int("qwen3.attention.value_length"), 32);
+  EXPECT_EQ(f->get_int("qwen3.rope.dimension_count"), 32);
+  // Without it, no key_length is written (the reader derives embd / heads).
+  EXPECT_EQ(build(tiny("qwen3"), "qwen3-hd16.gguf")->find("qwen3.attention.key_length"), nullptr);
+  s.head_dim = 33;
+  EXPECT_NE(spec_error(s).find("--head-dim 33"), std::string::npos) << spec_error(s);
+  s = tiny("llama");
+  s.heads = 5;
+  s.kv_heads = 1;
+  s.head_dim = 16;  // embd 64 is no multiple of 5 heads, but the width is given
+  EXPECT_EQ(spec_error(s), "");
+}
+
 std::string spec_error_of(const SynthSpec& s) {
   return spec_error(s);
 }
