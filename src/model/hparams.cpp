@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <stdexcept>
+
+#include "model/hparams_arch.h"
 
 namespace baton::model {
 
@@ -18,12 +21,20 @@ const char* arch_name(Arch a) {
       return "qwen3moe";
     case Arch::GptOss:
       return "gpt-oss";
+    case Arch::Gemma3:
+      return "gemma3";
+    case Arch::Mistral3:
+      return "mistral3";
   }
   return "?";
 }
 
 bool has_qk_norm(Arch a) {
-  return a == Arch::Qwen3 || a == Arch::Qwen3Moe;
+  return a == Arch::Qwen3 || a == Arch::Qwen3Moe || a == Arch::Gemma3;
+}
+
+float HParams::attention_scale() const {
+  return attn_scale > 0 ? attn_scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
 }
 
 namespace {
@@ -34,9 +45,11 @@ Arch parse_arch(const std::string& s, const std::string& path) {
   if (s == "qwen3") return Arch::Qwen3;
   if (s == "qwen3moe") return Arch::Qwen3Moe;
   if (s == "gpt-oss") return Arch::GptOss;
+  if (s == "gemma3") return Arch::Gemma3;
+  if (s == "mistral3") return Arch::Mistral3;
   throw std::runtime_error(
       fmt::format("{}: general.architecture '{}' is not supported (supported: llama, qwen2, "
-                  "qwen3, qwen3moe, gpt-oss)",
+                  "qwen3, qwen3moe, gpt-oss, gemma3, mistral3)",
                   path, s));
 }
 
@@ -75,42 +88,14 @@ MoeParams read_moe(const gguf::GgufFile& f, const std::string& a) {
   return m;
 }
 
-// The sliding window of gpt-oss: the window's length (required) and which layers use it. The
-// pattern key, when a scalar, is a period p: layer il is windowed when il % p < p - 1 (p = 0:
-// every layer); without it (the real files) p is 2, so layers 0, 2, 4, ... are windowed.
-void read_window(const gguf::GgufFile& f, const std::string& a, HParams& h) {
-  const std::string key = a + "attention.sliding_window";
-  if (!f.has(key)) {
-    throw std::runtime_error(
-        fmt::format("{}: required key {} is missing (a {} model attends over a sliding window "
-                    "in alternate layers; convert the model again with a current llama.cpp)",
-                    f.path(), key, h.arch_key));
-  }
-  h.n_swa = positive(f, key, f.get_int(key), 1 << 24);
-  int64_t period = 2;
-  const std::string pattern = a + "attention.sliding_window_pattern";
-  if (const auto* v = f.find(pattern); v != nullptr && gguf::is_integer_type(v->type)) {
-    period = f.get_int(pattern);
-    if (period < 0 || period > (1 << 20)) {
-      throw std::runtime_error(fmt::format(
-          "{}: {} = {} is out of range (expected 0..{}: every p-th layer attends to the whole "
-          "context, 0 = none)",
-          f.path(), pattern, period, 1 << 20));
-    }
-  }
-  h.swa.assign(h.n_layer, false);
-  for (int32_t il = 0; il < h.n_layer; ++il) {
-    h.swa[il] = period == 0 || il % period < period - 1;
-  }
-}
-
 // The rope keys: base, pair layout (from the architecture) and scaling.
 void read_rope(const gguf::GgufFile& f, const std::string& a, HParams& h) {
   h.rope_base = static_cast<float>(f.get_float_or(a + "rope.freq_base", 10000.0));
   if (!(h.rope_base > 0)) {
     throw std::runtime_error(fmt::format("{}: {}rope.freq_base must be > 0", f.path(), a));
   }
-  h.rope_mode = h.arch == Arch::Llama ? RopeMode::Normal : RopeMode::Neox;
+  h.rope_mode =
+      h.arch == Arch::Llama || h.arch == Arch::Mistral3 ? RopeMode::Normal : RopeMode::Neox;
   h.rope_scaling_type = f.get_string_or(a + "rope.scaling.type", "");
   if (h.rope_scaling_type == "none") h.rope_scaling_type.clear();
   h.rope_scaling_factor = static_cast<float>(f.get_float_or(a + "rope.scaling.factor", 1.0));
@@ -131,6 +116,43 @@ void read_rope(const gguf::GgufFile& f, const std::string& a, HParams& h) {
 }
 
 }  // namespace
+
+// The sliding window and which layers use it. The pattern key, when an integer, is a period p:
+// layer il is windowed when il % p < p - 1 (p = 0: every layer); without it, default_period.
+// An array there is ignored, as llama.cpp does; another type is refused. Without the window key
+// (or with 0) a required window is an error; otherwise every layer attends to everything.
+void read_window(const gguf::GgufFile& f, const std::string& a, HParams& h, int64_t default_period,
+                 bool required) {
+  const std::string key = a + "attention.sliding_window";
+  if (!f.has(key) && required) {
+    throw std::runtime_error(
+        fmt::format("{}: required key {} is missing (a {} model attends over a sliding window "
+                    "in some layers; convert the model again with a current llama.cpp)",
+                    f.path(), key, h.arch_key));
+  }
+  if (!required && f.get_int_or(key, 0) == 0) return;
+  h.n_swa = positive(f, key, f.get_int(key), 1 << 24);
+  int64_t period = default_period;
+  const std::string pattern = a + "attention.sliding_window_pattern";
+  if (const auto* v = f.find(pattern); v != nullptr && gguf::is_integer_type(v->type)) {
+    period = f.get_int(pattern);
+    if (period < 0 || period > (1 << 20)) {
+      throw std::runtime_error(fmt::format(
+          "{}: {} = {} is out of range (expected 0..{}: every p-th layer attends to the whole "
+          "context, 0 = none)",
+          f.path(), pattern, period, 1 << 20));
+    }
+  } else if (v != nullptr && v->type != gguf::ValueType::ARRAY) {
+    throw std::runtime_error(fmt::format(
+        "{}: {} is not an integer (a period p: every p-th layer attends to the whole context); "
+        "set it to an integer or remove it for the default period {}",
+        f.path(), pattern, default_period));
+  }
+  h.swa.assign(h.n_layer, false);
+  for (int32_t il = 0; il < h.n_layer; ++il) {
+    h.swa[il] = period == 0 || il % period < period - 1;
+  }
+}
 
 HParams read_hparams(const gguf::GgufFile& f) {
   HParams h;
@@ -189,8 +211,10 @@ HParams read_hparams(const gguf::GgufFile& f) {
       positive(f, a + "context_length", f.get_int_or(a + "context_length", 2048), 1 << 24);
   h.rms_eps = static_cast<float>(f.get_float_or(a + "attention.layer_norm_rms_epsilon", 1e-5));
   read_rope(f, a, h);
+  if (h.arch == Arch::Gemma3) read_gemma3(f, a, h);
+  if (h.arch == Arch::Mistral3) read_mistral3(f, a, h);
   if (h.arch == Arch::GptOss) {
-    read_window(f, a, h);
+    read_window(f, a, h, 2, true);
     // Router logits carry a bias; top-k of them, then a softmax over the k chosen; clamped
     // SwiGLU experts with biases.
     h.moe.gating = ExpertGating::TopKSoftmax;

@@ -8,7 +8,7 @@
 
 namespace baton::model {
 
-enum class Arch { Llama, Qwen2, Qwen3, Qwen3Moe, GptOss };
+enum class Arch { Llama, Qwen2, Qwen3, Qwen3Moe, GptOss, Gemma3, Mistral3 };
 const char* arch_name(Arch a);
 // Whether the architecture normalises each head of q and k (RMSNorm with head_dim weights)
 // before rope.
@@ -27,6 +27,10 @@ enum class ExpertGating { SoftmaxTopK, TopKSoftmax };
 // Each expert's activation: Silu is silu(gate) * up; SwigluOai (gpt-oss) clamps first,
 // x = min(gate, limit), y = clamp(up, -limit, limit), and gives x * sigmoid(alpha x) * (y + 1).
 enum class ExpertAct { Silu, SwigluOai };
+
+// A dense FFN's activation of its gate: silu(gate) * up, or (gemma3) GELU's tanh form,
+// 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))) * up.
+enum class FfnAct { Silu, GeluTanh };
 
 struct MoeParams {
   int32_t n_expert = 0;  // 0: every layer's FFN is dense
@@ -71,11 +75,29 @@ struct HParams {
   // with p - q < n_swa only. swa[il] says which layers are windowed (empty: none).
   int32_t n_swa = 0;
   std::vector<bool> swa;
+  // > 0: the windowed layers rotate with their own base and no scaling (gemma3: its local
+  // layers, rope.freq_base_swa or 10000); 0: every layer uses the rope above.
+  float rope_base_swa = 0.0f;
+  // YaRN's magnitude from rope.scaling.yarn_log_multiplier (mistral3's mscale_all_dim): when
+  // set, the magnitude is mscale(factor, 1) / mscale(factor, log_mul); 0 = not set.
+  float rope_yarn_log_mul = 0.0f;
   MoeParams moe;
+  FfnAct ffn_act = FfnAct::Silu;
+  // gemma3: each sublayer's output is RMS-normed (post_attention_norm, post_ffw_norm) before
+  // the residual add.
+  bool post_norms = false;
+  float embd_scale = 1.0f;     // token embeddings times this on input (gemma3: sqrt(n_embd))
+  float attn_scale = 0.0f;     // q.k scale; 0 = 1/sqrt(head_dim)
+  float final_softcap = 0.0f;  // > 0: logits = c tanh(logits / c)
+  // Llama-4-style attention temperature (mistral3): q at position p times
+  // 1 + attn_temp_scale * ln(floor(p / attn_temp_floor) + 1); 0 = none.
+  float attn_temp_scale = 0.0f;
+  int32_t attn_temp_floor = 0;
 
   int32_t q_dim() const { return n_head * head_dim; }
   int32_t kv_dim() const { return n_head_kv * head_dim; }
   bool is_moe() const { return moe.n_expert > 0; }
+  float attention_scale() const;
   // Layer il's attention window in positions; 0 = the whole context.
   int32_t window(int32_t il) const {
     return il >= 0 && static_cast<size_t>(il) < swa.size() && swa[il] ? n_swa : 0;

@@ -23,7 +23,8 @@ struct LlamaModel::Acts {
   std::vector<const int32_t*> row_table;
   std::vector<std::pair<int64_t, int32_t>> tiles;  // (first row, rows) within one sequence
   std::vector<float> x, xn, q, k, v, att, tmp, gate, up, cos_v, sin_v;
-  std::vector<float> fused;  // output of a stacked matmul (q|k|v or gate|up rows)
+  std::vector<float> cos_swa, sin_swa;  // the windowed layers' rope, when it has its own
+  std::vector<float> fused;             // output of a stacked matmul (q|k|v or gate|up rows)
   MoeScratch moe;
 };
 
@@ -38,6 +39,16 @@ int default_threads(int requested) {
 // Rows of one sequence attended together, sharing each K/V block read.
 constexpr int32_t kAttentionTile = 16;
 
+// The windowed layers' rope when they have their own base: unscaled, as llama.cpp's local
+// layers rotate (their frequency scale is 1 whatever the global layers' scaling).
+HParams swa_rope_params(const HParams& h) {
+  HParams s = h;
+  s.rope_base = h.rope_base_swa;
+  s.rope_scaling_type.clear();
+  s.rope_scaling_factor = 1.0f;
+  return s;
+}
+
 void add_bias(float* y, const std::vector<float>& b, int64_t n_rows) {
   if (b.empty()) return;
   const int64_t d = static_cast<int64_t>(b.size());
@@ -51,6 +62,9 @@ LlamaModel::LlamaModel(std::unique_ptr<gguf::GgufFile> file, const ModelOptions&
       h_(read_hparams(*file_)),
       w_(load_weights(*file_, h_)),
       rope_(std::make_unique<Rope>(h_, w_.rope_freqs)),
+      rope_swa_(h_.rope_base_swa > 0
+                    ? std::make_unique<Rope>(swa_rope_params(h_), std::vector<float>{})
+                    : nullptr),
       kv_(opts.kv_type, opts.block_size, h_.n_layer, h_.n_head_kv, h_.head_dim),
       pool_(std::make_unique<kernels::ThreadPool>(default_threads(opts.threads))) {
   if (opts.interleave_weights) arena_ = interleave_weights(w_, pool_.get());
@@ -140,12 +154,22 @@ void LlamaModel::forward(const std::vector<SeqSlice>& seqs,
     for (const auto& s : seqs) {
       for (int32_t t = 0; t < s.n_tokens; ++t, ++r) {
         kernels::get_row(w_.token_embd, s.tokens[t], a.x.data() + r * E);
+        if (h_.embd_scale != 1.0f) {
+          for (int64_t i = 0; i < E; ++i) a.x[r * E + i] *= h_.embd_scale;
+        }
       }
     }
   }
   for_rows(a.n, [&](int64_t r) {
     rope_->angles(a.pos[r], a.cos_v.data() + r * P, a.sin_v.data() + r * P);
   });
+  if (rope_swa_) {
+    a.cos_swa.resize(a.n * P);
+    a.sin_swa.resize(a.n * P);
+    for_rows(a.n, [&](int64_t r) {
+      rope_swa_->angles(a.pos[r], a.cos_swa.data() + r * P, a.sin_swa.data() + r * P);
+    });
+  }
   for (int32_t il = 0; il < h_.n_layer; ++il) layer(il, a);
 
   // Final norm and the output projection, only for the rows that want logits.
@@ -162,6 +186,10 @@ void LlamaModel::forward(const std::vector<SeqSlice>& seqs,
   if (n_out == 0) return;
   std::vector<float> all(n_out * h_.n_vocab);
   kernels::matmul(w_.output, last.data(), n_out, all.data(), pool_.get());
+  if (h_.final_softcap > 0) {
+    const float c = h_.final_softcap, inv = 1.0f / c;
+    for (float& l : all) l = std::tanh(l * inv) * c;
+  }
   for (int64_t i = 0; i < n_out; ++i) {
     logits.emplace_back(all.begin() + i * h_.n_vocab, all.begin() + (i + 1) * h_.n_vocab);
   }
@@ -170,7 +198,6 @@ void LlamaModel::forward(const std::vector<SeqSlice>& seqs,
 void LlamaModel::layer(int32_t il, Acts& a) {
   const auto& L = w_.layers[il];
   const int64_t n = a.n, E = h_.n_embd, QD = h_.q_dim(), KD = h_.kv_dim();
-  const int64_t P = rope_->n_pairs(), HD = h_.head_dim;
   a.q.resize(n * QD);
   a.k.resize(n * KD);
   a.v.resize(n * KD);
@@ -184,18 +211,7 @@ void LlamaModel::layer(int32_t il, Acts& a) {
   add_bias(a.q.data(), L.bq, n);
   add_bias(a.k.data(), L.bk, n);
   add_bias(a.v.data(), L.bv, n);
-  for_rows(n, [&](int64_t r) {
-    float* q = a.q.data() + r * QD;
-    float* k = a.k.data() + r * KD;
-    if (!L.q_norm.empty()) {
-      for (int32_t h = 0; h < h_.n_head; ++h)
-        rms_norm(q + h * HD, L.q_norm.data(), HD, h_.rms_eps, q + h * HD);
-      for (int32_t h = 0; h < h_.n_head_kv; ++h)
-        rms_norm(k + h * HD, L.k_norm.data(), HD, h_.rms_eps, k + h * HD);
-    }
-    rope_->apply(q, h_.n_head, a.cos_v.data() + r * P, a.sin_v.data() + r * P);
-    rope_->apply(k, h_.n_head_kv, a.cos_v.data() + r * P, a.sin_v.data() + r * P);
-  });
+  rope_rows(il, L, a);
   // Every row's K/V goes to the cache before any row attends, and attention reads only the
   // cache: a token then sees the same (possibly F16-rounded) keys in any chunking.
   const int32_t bs = kv_.block_size();
@@ -206,13 +222,51 @@ void LlamaModel::layer(int32_t il, Acts& a) {
   attention(il, a);
   kernels::matmul(L.wo, a.att.data(), n, a.tmp.data(), pool_.get());
   add_bias(a.tmp.data(), L.bo, n);
-  add_inplace(a.x.data(), a.tmp.data(), n * E);
+  add_sublayer(L.post_attn_norm, a);
 
   for_rows(n, [&](int64_t r) {
     rms_norm(a.x.data() + r * E, L.ffn_norm.data(), E, h_.rms_eps, a.xn.data() + r * E);
   });
   ffn(L, a);
-  add_inplace(a.x.data(), a.tmp.data(), n * E);
+  add_sublayer(L.post_ffn_norm, a);
+}
+
+// q/k norms (when the layer has them), then the rope of the layer's kind, then the attention
+// temperature of each row's position (when the model has one), in place on a.q and a.k.
+void LlamaModel::rope_rows(int32_t il, const LayerWeights& L, Acts& a) {
+  const int64_t QD = h_.q_dim(), KD = h_.kv_dim(), P = rope_->n_pairs(), HD = h_.head_dim;
+  const bool own = rope_swa_ && h_.window(il) > 0;
+  const Rope& rope = own ? *rope_swa_ : *rope_;
+  const float* cos_v = own ? a.cos_swa.data() : a.cos_v.data();
+  const float* sin_v = own ? a.sin_swa.data() : a.sin_v.data();
+  for_rows(a.n, [&](int64_t r) {
+    float* q = a.q.data() + r * QD;
+    float* k = a.k.data() + r * KD;
+    if (!L.q_norm.empty()) {
+      for (int32_t h = 0; h < h_.n_head; ++h)
+        rms_norm(q + h * HD, L.q_norm.data(), HD, h_.rms_eps, q + h * HD);
+      for (int32_t h = 0; h < h_.n_head_kv; ++h)
+        rms_norm(k + h * HD, L.k_norm.data(), HD, h_.rms_eps, k + h * HD);
+    }
+    rope.apply(q, h_.n_head, cos_v + r * P, sin_v + r * P);
+    rope.apply(k, h_.n_head_kv, cos_v + r * P, sin_v + r * P);
+    const float t = attention_temperature(h_.attn_temp_scale, h_.attn_temp_floor, a.pos[r]);
+    if (t != 1.0f) {
+      for (int64_t i = 0; i < QD; ++i) q[i] *= t;
+    }
+  });
+}
+
+// x += the sublayer's output a.tmp, RMS-normed first by post_norm when it is not empty.
+void LlamaModel::add_sublayer(const std::vector<float>& post_norm, Acts& a) {
+  const int64_t E = h_.n_embd;
+  if (!post_norm.empty()) {
+    for_rows(a.n, [&](int64_t r) {
+      float* y = a.tmp.data() + r * E;
+      rms_norm(y, post_norm.data(), static_cast<int32_t>(E), h_.rms_eps, y);
+    });
+  }
+  add_inplace(a.x.data(), a.tmp.data(), a.n * E);
 }
 
 // a.tmp = the layer's FFN of every row of a.xn.
@@ -249,23 +303,24 @@ void LlamaModel::project_qkv(const LayerWeights& L, Acts& a) {
   }
 }
 
-// a.gate = silu(gate) * up of every row of a.xn, from the stacked gate|up matrix when there is
-// one.
+// a.gate = act(gate) * up (the model's activation) of every row of a.xn, from the stacked gate|up
+// matrix when there is one.
 void LlamaModel::gate_up(const LayerWeights& L, Acts& a) {
   const int64_t n = a.n, F = h_.n_ff;
+  const auto activate = h_.ffn_act == FfnAct::GeluTanh ? gelu_tanh_mul : silu_mul;
   a.gate.resize(n * F);
   if (L.w_gate_up.data == nullptr) {
     a.up.resize(n * F);
     kernels::matmul(L.w_gate, a.xn.data(), n, a.gate.data(), pool_.get());
     kernels::matmul(L.w_up, a.xn.data(), n, a.up.data(), pool_.get());
-    for_rows(n, [&](int64_t r) { silu_mul(a.gate.data() + r * F, a.up.data() + r * F, F); });
+    for_rows(n, [&](int64_t r) { activate(a.gate.data() + r * F, a.up.data() + r * F, F); });
     return;
   }
   a.fused.resize(n * 2 * F);
   kernels::matmul(L.w_gate_up, a.xn.data(), n, a.fused.data(), pool_.get());
   for_rows(n, [&](int64_t r) {
     float* row = a.fused.data() + r * 2 * F;
-    silu_mul(row, row + F, F);
+    activate(row, row + F, F);
     std::copy(row, row + F, a.gate.data() + r * F);
   });
 }
@@ -275,7 +330,7 @@ void LlamaModel::attention(int32_t il, Acts& a) {
   s.n_head = h_.n_head;
   s.n_head_kv = h_.n_head_kv;
   s.head_dim = h_.head_dim;
-  s.scale = 1.0f / std::sqrt(static_cast<float>(h_.head_dim));
+  s.scale = h_.attention_scale();
   s.window = h_.window(il);
   s.sinks = w_.layers[il].sinks.empty() ? nullptr : w_.layers[il].sinks.data();
   const int64_t QD = h_.q_dim();

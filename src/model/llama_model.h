@@ -1,6 +1,6 @@
 #pragma once
-// A llama-family model (llama, qwen2, qwen3, qwen3moe, gpt-oss) over a GGUF mapping, with its
-// block KV cache and the forward pass over a ragged batch of sequences.
+// A llama-family model (llama, qwen2, qwen3, qwen3moe, gpt-oss, gemma3, mistral3) over a GGUF
+// mapping, with its block KV cache and the forward pass over a ragged batch of sequences.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -62,6 +62,8 @@ class LlamaModel {
   void project_qkv(const LayerWeights& L, Acts& a);
   void ffn(const LayerWeights& L, Acts& a);
   void gate_up(const LayerWeights& L, Acts& a);
+  void rope_rows(int32_t il, const LayerWeights& L, Acts& a);
+  void add_sublayer(const std::vector<float>& post_norm, Acts& a);
   void attention(int32_t il, Acts& a);
   template <typename F>
   void for_rows(int64_t n, F&& fn);
@@ -70,6 +72,7 @@ class LlamaModel {
   HParams h_;
   ModelWeights w_;
   std::unique_ptr<Rope> rope_;
+  std::unique_ptr<Rope> rope_swa_;  // the windowed layers' own rope (gemma3), or null
   KvCache kv_;
   std::unique_ptr<kernels::ThreadPool> pool_;
   std::unique_ptr<WeightArena> arena_;  // the interleaved matrices w_ points into, if any

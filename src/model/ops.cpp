@@ -27,6 +27,14 @@ void swiglu_oai(float* gate, const float* up, int64_t n, float alpha, float limi
   }
 }
 
+void gelu_tanh_mul(float* gate, const float* up, int64_t n) {
+  constexpr float kSqrt2OverPi = 0.79788456080286535588f, kCoef = 0.044715f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    gate[i] = 0.5f * g * (1.0f + std::tanh(kSqrt2OverPi * g * (1.0f + kCoef * g * g))) * up[i];
+  }
+}
+
 void add_inplace(float* x, const float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] += y[i];
 }

@@ -11,6 +11,9 @@ void silu_mul(float* gate, const float* up, int64_t n);
 // gpt-oss's clamped SwiGLU: x = min(gate[i], limit), y = clamp(up[i], -limit, limit),
 // gate[i] = x * sigmoid(alpha x) * (y + 1).
 void swiglu_oai(float* gate, const float* up, int64_t n, float alpha, float limit);
+// gemma3's GELU-gated FFN: gate[i] = gelu(gate[i]) * up[i], GELU in its tanh form
+// 0.5 g (1 + tanh(sqrt(2/pi) g (1 + 0.044715 g^2))).
+void gelu_tanh_mul(float* gate, const float* up, int64_t n);
 void add_inplace(float* x, const float* y, int64_t n);
 
 }  // namespace baton::model

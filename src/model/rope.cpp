@@ -47,12 +47,14 @@ void yarn_frequencies(const HParams& h, std::vector<double>& inv_freq) {
   }
 }
 
-// The attention magnitude factor YaRN puts on cos and sin (so on q.k twice): 1 + 0.1 ln(factor)
-// for factor > 1, times rope.scaling.attn_factor. Float, in llama.cpp's order of operations
-// (its context divides the factor out and its rope kernel multiplies it back in).
+// The attention magnitude factor YaRN puts on cos and sin (so on q.k twice): m(1) with
+// m(k) = 1 + 0.1 k ln(factor) for factor > 1 (else 1), or m(1) / m(log_mul) when the file sets
+// rope.scaling.yarn_log_multiplier, times rope.scaling.attn_factor. Float, in llama.cpp's order
+// of operations (its context divides m(1) out and its rope kernel multiplies it back in).
 float yarn_mscale(const HParams& h) {
   const float factor = h.rope_scaling_factor;
-  float attn = factor <= 1.0f ? 1.0f : 0.1f * std::log(factor) + 1.0f;
+  auto m = [factor](float k) { return factor <= 1.0f ? 1.0f : 0.1f * k * std::log(factor) + 1.0f; };
+  float attn = h.rope_yarn_log_mul != 0.0f ? m(1.0f) / m(h.rope_yarn_log_mul) : m(1.0f);
   attn *= 1.0f / (1.0f + 0.1f * std::log(factor));
   attn *= h.rope_attn_factor;
   const float freq_scale = 1.0f / factor;
@@ -83,6 +85,13 @@ Rope::Rope(const HParams& h, const std::vector<float>& freq_divisors)
         "original context length)",
         h.rope_scaling_type);
   }
+}
+
+float attention_temperature(float scale, int32_t floor_len, int32_t pos) {
+  if (scale == 0.0f || floor_len <= 0) return 1.0f;
+  const float p = static_cast<float>(pos);
+  const double steps = std::floor(p / static_cast<float>(floor_len)) + 1.0;
+  return static_cast<float>(std::log(steps) * scale + 1.0);
 }
 
 void Rope::angles(int32_t pos, float* cos_out, float* sin_out) const {

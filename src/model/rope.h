@@ -27,4 +27,9 @@ class Rope {
   float mscale_ = 1.0f;  // YaRN's magnitude factor on cos and sin
 };
 
+// The Llama-4-style attention temperature on q at position pos (mistral3):
+// 1 + scale * ln(floor(pos / floor_len) + 1), in llama.cpp's precision (float position and
+// quotient, double logarithm); 1 when scale is 0. Positions below floor_len get exactly 1.
+float attention_temperature(float scale, int32_t floor_len, int32_t pos);
+
 }  // namespace baton::model

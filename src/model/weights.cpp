@@ -220,6 +220,12 @@ LayerWeights load_layer(const Loader& L, HParams& h, int i) {
   } else {
     w.ffn_norm = L.vec(p + "ffn_norm.weight", h.n_embd);
   }
+  if (h.post_norms) {
+    L.require(p + "post_attention_norm.weight", "the norm of the attention's output");
+    w.post_attn_norm = L.vec(p + "post_attention_norm.weight", h.n_embd);
+    L.require(p + "post_ffw_norm.weight", "the norm of the feed-forward's output");
+    w.post_ffn_norm = L.vec(p + "post_ffw_norm.weight", h.n_embd);
+  }
   w.bo = L.opt_vec(p + "attn_output.bias", h.n_embd);
   if (h.is_moe()) {
     w.ffn = FfnKind::Moe;

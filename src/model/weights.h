@@ -36,6 +36,8 @@ struct LayerWeights {
   // value (gpt-oss's attn_sinks); empty for none.
   std::vector<float> sinks;
   std::vector<float> ffn_norm;  // gpt-oss names it post_attention_norm
+  // gemma3's norms of each sublayer's output before its residual add; empty for none.
+  std::vector<float> post_attn_norm, post_ffn_norm;
   FfnKind ffn = FfnKind::Dense;
   kernels::MatrixView w_gate{}, w_up{}, w_down{};  // Dense only
   MoeWeights moe;                                  // Moe only

@@ -1,6 +1,7 @@
-// baton's real engine on mixture-of-experts models (qwen3moe, gpt-oss) against the logits
-// llama.cpp computed on the same files (../shared/models/arch/README.md): every position of a
-// 48-token prompt (positions 16 and on of gpt-oss depend on its sliding window).
+// baton's real engine on the new architectures' reference files (qwen3moe, gpt-oss, gemma3)
+// against the logits llama.cpp computed on the same files (../shared/models/arch/README.md):
+// every position of a 48-token prompt (positions 16 and on of gpt-oss and gemma3 depend on
+// their sliding windows).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,8 +26,10 @@ struct Case {
   double bound;
   // Positions allowed above the bound: where a router's k-th and next expert are near a tie,
   // 8-bit rounding of the activations (baton's and llama.cpp's differ in their last bits) can
-  // pick another expert, and that position moves by tenths. Even there the error stays under
-  // `cap`; a wrong expert layout or gating moves every position by far more.
+  // pick another expert, and that position moves by tenths; a dense model whose logits that
+  // rounding moves by about the bound (gemma3's quantized files) has some positions above it.
+  // Even there the error stays under `cap`; a wrong expert layout or gating moves every
+  // position by far more.
   int max_flips;
   double cap;
   // The median over positions of the same measure: router flips move single positions, a wrong
@@ -40,6 +43,12 @@ void PrintTo(const Case& c, std::ostream* os) {
 }
 
 class MoeReference : public ::testing::TestWithParam<Case> {};
+
+std::string file_label(const ::testing::TestParamInfo<Case>& i) {
+  std::string s = i.param.file;
+  std::replace(s.begin(), s.end(), '-', '_');
+  return s;
+}
 
 // The five most likely tokens of a log-softmax row, most likely first.
 std::vector<size_t> top5(const std::vector<double>& lp) {
@@ -80,7 +89,7 @@ TEST_P(MoeReference, TopLogprobsMatchLlamaCpp) {
     EXPECT_LE(err, c.cap) << c.file << " position " << p;
     if (err > c.bound) {
       ++flips;
-      std::printf("[ measure  ] %s position %zu: %.4f (a router near a tie)\n", c.file, p, err);
+      std::printf("[ measure  ] %s position %zu: %.4f (above the bound)\n", c.file, p, err);
       continue;
     }
     worst_kept = std::max(worst_kept, err);
@@ -137,11 +146,24 @@ INSTANTIATE_TEST_SUITE_P(Files, MoeReference,
                                            Case{"synth-gpt-oss-F32", 0.008, 0, 0.008, 0.004},
                                            Case{"synth-gpt-oss-Q8_0", 0.13, 3, 1.5, 0.12},
                                            Case{"synth-gpt-oss-Q4_K_M", 0.2, 18, 5.0, 0.25}),
-                         [](const ::testing::TestParamInfo<Case>& i) {
-                           std::string s = i.param.file;
-                           std::replace(s.begin(), s.end(), '-', '_');
-                           return s;
-                         });
+                         file_label);
+
+// gemma3, dense: F32 differs from llama.cpp in the order of float operations only (0.0070 to
+// 0.0073 at the three levels; llama.cpp's GELU on the CPU reads a table of F16 values, and
+// emulating it moves nothing measurable). The quantized files carry the 8-bit activation
+// rounding of every matmul: baton on them against baton on the same weights dequantized to F32
+// differs by 0.13 (Q8_0) and 0.12 (Q4_K_M) at worst, as llama.cpp's rows differ from that
+// dequantized run (0.15, 0.18), so a few tenths between the two engines is that rounding, not
+// the layer: Q8_0 0.094 / 6 positions above 0.1 / 0.122 / median 0.073, Q4_K_M 0.12 / 15-18
+// above 0.12 / 0.24 / 0.10-0.11. The F32 bound keeps every feature sharp (without the linear
+// scaling of the global layer the README measures 0.29, without the window 7.3), the medians
+// do for the quantized files (post-norm weights 1 move the median by 0.8, the local rope base
+// by 1.5).
+INSTANTIATE_TEST_SUITE_P(Gemma3, MoeReference,
+                         ::testing::Values(Case{"synth-gemma3-F32", 0.01, 0, 0.01, 0.005},
+                                           Case{"synth-gemma3-Q8_0", 0.1, 10, 0.2, 0.1},
+                                           Case{"synth-gemma3-Q4_K_M", 0.12, 24, 0.3, 0.14}),
+                         file_label);
 
 }  // namespace
 }  // namespace baton
