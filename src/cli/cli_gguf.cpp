@@ -34,7 +34,8 @@ void register_synth(CLI::App& gguf) {
   auto* cmd = gguf.add_subcommand("synth", "write a model of a real shape with RANDOM weights");
   auto& s = args->spec;
   cmd->add_option("out", args->out, "output .gguf path")->required();
-  cmd->add_option("--arch", s.arch, "llama | qwen2 | qwen3 | qwen3moe | gpt-oss")
+  cmd->add_option("--arch", s.arch,
+                  "llama | qwen2 | qwen3 | qwen3moe | gpt-oss | gemma3 | mistral3")
       ->capture_default_str();
   cmd->add_option("--embd", s.embd, "embedding length")->capture_default_str();
   cmd->add_option("--layers", s.layers, "number of blocks")->capture_default_str();
@@ -53,7 +54,8 @@ void register_synth(CLI::App& gguf) {
                   "feed-forward length of each expert (qwen3moe, gpt-oss)")
       ->capture_default_str();
   cmd->add_option("--swa", s.swa,
-                  "sliding window of the windowed layers (gpt-oss: layers 0, 2, 4, ...)")
+                  "sliding window of the windowed layers (gpt-oss: layers 0, 2, 4, ...; "
+                  "gemma3: all but every sixth)")
       ->capture_default_str();
   cmd->add_option("--ctx", s.ctx, "context length")->capture_default_str();
   cmd->add_option("--type", args->type,

@@ -43,7 +43,8 @@ std::string experts_line(const GgufFile& f) {
 }
 
 // "attention: ..." for a model with a sliding window, else empty. The layers it applies to
-// follow the architecture (gpt-oss: every other layer from 0, or the pattern key's period).
+// follow the architecture (gpt-oss: every other layer from 0, gemma3: five of six, or the
+// pattern key's period).
 std::string window_line(const GgufFile& f) {
   const MetaValue* a = f.find("general.architecture");
   if (a == nullptr || a->type != ValueType::STRING) return "";
@@ -56,6 +57,8 @@ std::string window_line(const GgufFile& f) {
     out += fmt::format(" (pattern period {})", period);
   } else if (arch == "gpt-oss") {
     out += " in layers 0, 2, 4, ...; the others attend to the whole context";
+  } else if (arch == "gemma3") {
+    out += " in 5 of every 6 layers; layers 5, 11, 17, ... attend to the whole context";
   }
   return out + "\n";
 }

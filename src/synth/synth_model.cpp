@@ -154,6 +154,27 @@ void plan_gpt_oss_layer(Planner& p, const SynthSpec& s, int64_t l, uint64_t q, u
   p.expert_bias(n("ffn_down_exps.bias"), embd, ne);
 }
 
+// A gemma3 layer as llama.cpp's converter writes it: q/k norms, and norms of the attention's
+// and the FFN's outputs (post_attention_norm, post_ffw_norm) beside the usual two. The norms
+// are stored as 1 + w, as the converter adds the 1 gemma's RMSNorm applies.
+void plan_gemma3_layer(Planner& p, const SynthSpec& s, int64_t l, uint64_t q, uint64_t kv) {
+  auto n = [l](const char* suffix) { return fmt::format("blk.{}.{}", l, suffix); };
+  const uint64_t embd = s.embd, hd = head_dim_of(s), ff = s.ff;
+  p.norm(n("attn_norm.weight"), embd);
+  p.matrix(n("attn_q.weight"), embd, q);
+  p.matrix(n("attn_k.weight"), embd, kv);
+  p.matrix(n("attn_v.weight"), embd, kv, Role::kAttnV, l);
+  p.matrix(n("attn_output.weight"), q, embd, Role::kAttnOutput, l);
+  p.norm(n("attn_q_norm.weight"), hd);
+  p.norm(n("attn_k_norm.weight"), hd);
+  p.norm(n("post_attention_norm.weight"), embd);
+  p.norm(n("ffn_norm.weight"), embd);
+  p.matrix(n("ffn_gate.weight"), embd, ff);
+  p.matrix(n("ffn_up.weight"), embd, ff);
+  p.matrix(n("ffn_down.weight"), ff, embd, Role::kFfnDown, l);
+  p.norm(n("post_ffw_norm.weight"), embd);
+}
+
 std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool tied) {
   Planner p{s, {}};
   const uint64_t embd = s.embd, hd = head_dim_of(s);
@@ -164,6 +185,10 @@ std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool ti
   for (int64_t l = 0; l < s.layers; ++l) {
     if (s.arch == "gpt-oss") {
       plan_gpt_oss_layer(p, s, l, q, kv);
+      continue;
+    }
+    if (s.arch == "gemma3") {
+      plan_gemma3_layer(p, s, l, q, kv);
       continue;
     }
     auto n = [l](const char* suffix) { return fmt::format("blk.{}.{}", l, suffix); };
@@ -209,9 +234,37 @@ void write_gpt_oss_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
   w.set_u32(a + "rope.scaling.original_context_length", 4096);
 }
 
+// gemma3's keys beyond the common ones, as the converter writes Gemma 3 4B/12B/27B: the global
+// layers' rope base 1e6 with linear scaling 8 (the local layers' base, 10000, is llama.cpp's
+// default and not written), the window, no rope.dimension_count and no window-pattern key
+// (llama.cpp's default period 6 applies).
+void write_gemma3_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
+  const std::string a = s.arch + ".";
+  w.set_f32(a + "attention.layer_norm_rms_epsilon", 1e-6f);
+  w.set_f32(a + "rope.freq_base", 1000000.0f);
+  w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.swa));
+  w.set_string(a + "rope.scaling.type", "linear");
+  w.set_f32(a + "rope.scaling.factor", 8.0f);
+}
+
+// mistral3's keys beyond llama's, as the converter writes Devstral Small 2 (Ministral 3 has the
+// same keys): rope base 1e8, YaRN factor 48 over an original context of 8192 with its betas and
+// log multiplier (mscale_all_dim 1) and the attention temperature's beta.
+void write_mistral3_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
+  const std::string a = s.arch + ".";
+  w.set_f32(a + "rope.freq_base", 100000000.0f);
+  w.set_string(a + "rope.scaling.type", "yarn");
+  w.set_f32(a + "rope.scaling.factor", 48.0f);
+  w.set_u32(a + "rope.scaling.original_context_length", 8192);
+  w.set_f32(a + "rope.scaling.yarn_beta_fast", 32.0f);
+  w.set_f32(a + "rope.scaling.yarn_beta_slow", 1.0f);
+  w.set_f32(a + "rope.scaling.yarn_log_multiplier", 1.0f);
+  w.set_f32(a + "attention.temperature_scale", 0.1f);
+}
+
 void write_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
   const std::string& a = s.arch;
-  const bool qwen = a != "llama";
+  const bool qwen = a != "llama";  // of the archs below that take the common keys
   w.set_string("general.architecture", a);
   w.set_string("general.name", s.name.empty() ? "synthetic-" + a : s.name);
   w.set_u32(a + ".context_length", static_cast<uint32_t>(s.ctx));
@@ -222,12 +275,18 @@ void write_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
   w.set_u32(a + ".attention.head_count", static_cast<uint32_t>(s.heads));
   w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(s.kv_heads));
   const auto hd = static_cast<uint32_t>(head_dim_of(s));
-  if (s.head_dim > 0 || a == "gpt-oss") {
+  if (s.head_dim > 0 || a == "gpt-oss" || a == "gemma3" || a == "mistral3") {
     w.set_u32(a + ".attention.key_length", hd);
     w.set_u32(a + ".attention.value_length", hd);
   }
   if (a == "gpt-oss") {
     write_gpt_oss_hparams(w, s);
+  } else if (a == "gemma3") {
+    write_gemma3_hparams(w, s);
+  } else if (a == "mistral3") {
+    w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
+    w.set_u32(a + ".rope.dimension_count", hd);
+    write_mistral3_hparams(w, s);
   } else {
     w.set_f32(a + ".attention.layer_norm_rms_epsilon", qwen ? 1e-6f : 1e-5f);
     w.set_f32(a + ".rope.freq_base", qwen ? 1000000.0f : 10000.0f);
@@ -268,7 +327,10 @@ void write_synthetic_model(const SynthSpec& s, const std::string& out_path) {
   } else {
     vocab = copy_vocab(w, s.vocab_from);
   }
-  const bool tied = s.tie_embeddings.value_or(s.arch == "qwen2" || s.arch == "qwen3");
+  // llama.cpp's llama converter writes the vocabulary size among the hyperparameters.
+  if (s.arch == "mistral3") w.set_u32(s.arch + ".vocab_size", static_cast<uint32_t>(vocab));
+  const bool tied =
+      s.tie_embeddings.value_or(s.arch == "qwen2" || s.arch == "qwen3" || s.arch == "gemma3");
   const int threads = s.threads > 0
                           ? s.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -291,7 +353,7 @@ void write_synthetic_model(const SynthSpec& s, const std::string& out_path) {
   std::string ffn = is_moe_arch(s.arch) ? fmt::format("experts={} used={} expert_ff={}", s.experts,
                                                       s.experts_used, s.expert_ff)
                                         : fmt::format("ff={}", s.ff);
-  if (s.arch == "gpt-oss") ffn += fmt::format(" window={}", s.swa);
+  if (s.arch == "gpt-oss" || s.arch == "gemma3") ffn += fmt::format(" window={}", s.swa);
   log::info(
       "synth: wrote {} ({} embd={} layers={} heads={}/{} {} vocab={} type={}, {:.1f}M "
       "params, {:.1f} MB); weights are RANDOM (seed {}), not a trained model: its output is "

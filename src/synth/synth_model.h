@@ -1,7 +1,7 @@
 #pragma once
-// Synthetic models: real llama/qwen2/qwen3/qwen3moe/gpt-oss shapes, tensor names and metadata as
-// llama.cpp's converters write them, with RANDOM weights. Tests of every module and the benchmarks
-// build their models with this; the output is gibberish by construction.
+// Synthetic models: real llama/qwen2/qwen3/qwen3moe/gpt-oss/gemma3/mistral3 shapes, tensor names
+// and metadata as llama.cpp's converters write them, with RANDOM weights. Tests of every module
+// and the benchmarks build their models with this; the output is gibberish by construction.
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -24,7 +24,7 @@ class SynthError : public std::runtime_error {
 enum class Mix { kNone, kQ3_K_M, kQ4_K_M, kQ5_K_M };
 
 struct SynthSpec {
-  std::string arch = "llama";  // llama | qwen2 | qwen3 | qwen3moe | gpt-oss
+  std::string arch = "llama";  // llama | qwen2 | qwen3 | qwen3moe | gpt-oss | gemma3 | mistral3
   int64_t embd = 64;
   int64_t layers = 2;
   int64_t heads = 4;
@@ -39,14 +39,15 @@ struct SynthSpec {
   int64_t experts_used = 2;
   int64_t expert_ff = 32;
   int64_t ctx = 256;
-  // gpt-oss only: the sliding window of its windowed layers (0, 2, 4, ...), in positions.
+  // gpt-oss and gemma3: the sliding window of the windowed layers, in positions (gpt-oss:
+  // layers 0, 2, 4, ...; gemma3: all but every sixth, 5, 11, ...).
   int64_t swa = 128;
   gguf::TensorType type = gguf::TensorType::F32;  // of the 2-D matrices and token_embd
   Mix mix = Mix::kNone;    // kQ3_K_M needs type Q3_K, kQ4_K_M Q4_K, kQ5_K_M Q5_K
   std::string vocab_from;  // copy tokenizer.* from this GGUF; empty = built-in byte vocab
   uint64_t seed = 1;
   std::string name;                    // general.name; empty = "synthetic-<arch>"
-  std::optional<bool> tie_embeddings;  // omit output.weight; default: qwen2/qwen3 yes, else no
+  std::optional<bool> tie_embeddings;  // omit output.weight; default: qwen2/qwen3/gemma3 yes
   int threads = 0;                     // 0 = hardware concurrency
 };
 

@@ -113,9 +113,10 @@ void check_block(const char* flag, int64_t v, gguf::TensorType t) {
 }  // namespace
 
 void validate(const SynthSpec& s) {
-  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && !is_moe_arch(s.arch)) {
-    throw SynthError(
-        fmt::format("--arch {}: expected llama, qwen2, qwen3, qwen3moe or gpt-oss", s.arch));
+  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && s.arch != "gemma3" &&
+      s.arch != "mistral3" && !is_moe_arch(s.arch)) {
+    throw SynthError(fmt::format(
+        "--arch {}: expected llama, qwen2, qwen3, qwen3moe, gpt-oss, gemma3 or mistral3", s.arch));
   }
   check_range("--embd", s.embd, 1, 1 << 16);
   check_range("--layers", s.layers, 1, 1024);
@@ -159,6 +160,7 @@ void validate(const SynthSpec& s) {
   }
   check_block("--embd", s.embd, s.type);
   if (s.head_dim != 0) check_block("--heads x --head-dim", s.heads * s.head_dim, s.type);
+  if (s.arch == "gemma3") check_range("--swa", s.swa, 1, 1 << 24);
   if (!is_moe_arch(s.arch)) {
     check_block("--ff", s.ff, s.type);
     return;

@@ -108,6 +108,47 @@ TEST(CliGguf, SynthGptOssThenInfoShowsTheWindow) {
   EXPECT_NE(r.output.find("--swa 0"), std::string::npos) << r.output;
 }
 
+TEST(CliGguf, SynthGemma3ThenInfoShowsTheWindow) {
+  BATON_REQUIRE_BINARY();
+  auto out = testing::scratch_dir() / "gemma3.gguf";
+  auto r = run_baton("gguf synth '" + out.string() +
+                     "' --arch gemma3 --embd 64 --layers 7 --heads 2 --kv-heads 1 --head-dim 32 "
+                     "--ff 64 --swa 8 --type q8_0 --byte-vocab");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("gemma3 embd=64 layers=7 heads=2/1 ff=64 window=8"), std::string::npos)
+      << r.output;
+  r = run_baton("gguf info '" + out.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("attention: sliding window of 8 positions in 5 of every 6 layers; "
+                          "layers 5, 11, 17, ... attend to the whole context"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("blk.6.post_ffw_norm.weight"), std::string::npos) << r.output;
+  // Layers 0-4 and 6 are windowed, layer 5 is global.
+  r = run_baton("run -m '" + out.string() + "' -n 2 -p hi --threads 1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("(gemma3): 7 layers, embd 64, heads 2/1, ff 64, sliding window 8 in "
+                          "6 of 7 layers"),
+            std::string::npos)
+      << r.output;
+  r = run_baton("gguf synth '" + out.string() + "' --arch gemma3 --swa 0 --byte-vocab");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("--swa 0"), std::string::npos) << r.output;
+}
+
+TEST(CliGguf, SynthMistral3Runs) {
+  BATON_REQUIRE_BINARY();
+  auto out = testing::scratch_dir() / "mistral3.gguf";
+  auto r = run_baton("gguf synth '" + out.string() +
+                     "' --arch mistral3 --embd 64 --layers 2 --heads 4 --kv-heads 2 "
+                     "--head-dim 32 --ff 64 --type q8_0 --byte-vocab");
+  ASSERT_EQ(r.status, 0) << r.output;
+  r = run_baton("run -m '" + out.string() + "' -n 2 -p hi --threads 1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("(mistral3): 2 layers, embd 64, heads 4/2, ff 64"), std::string::npos)
+      << r.output;
+}
+
 TEST(CliGguf, InfoOnStories260K) {
   BATON_REQUIRE_BINARY();
   BATON_REQUIRE_SHARED(path, "models/stories260K.gguf");

@@ -164,6 +164,72 @@ TEST(Synth, GptOssTensorsAndKeys) {
   EXPECT_EQ(f->tensors().size(), 3u + 2u * 19u);
 }
 
+// gemma3 as llama.cpp's converter writes Gemma 3 4B/12B/27B: q/k norms and the two post-norms,
+// tied output, the window without a pattern key, the global layers' rope (base 1e6, linear 8),
+// key_length and value_length, no rope.dimension_count.
+TEST(Synth, Gemma3TensorsAndKeys) {
+  SynthSpec s = tiny("gemma3", TensorType::Q8_0);
+  s.heads = 2;
+  s.kv_heads = 1;
+  s.head_dim = 64;  // q width 128 over embd 64
+  s.swa = 16;
+  auto f = build(s, "gemma3.gguf");
+  EXPECT_EQ(f->get_string("general.architecture"), "gemma3");
+  EXPECT_EQ(f->get_int("gemma3.attention.sliding_window"), 16);
+  EXPECT_FALSE(f->has("gemma3.attention.sliding_window_pattern"));
+  EXPECT_FALSE(f->has("gemma3.rope.freq_base_swa"));
+  EXPECT_EQ(f->get_int("gemma3.attention.key_length"), 64);
+  EXPECT_EQ(f->get_int("gemma3.attention.value_length"), 64);
+  EXPECT_FALSE(f->has("gemma3.rope.dimension_count"));
+  EXPECT_FLOAT_EQ(f->get_float("gemma3.rope.freq_base"), 1e6f);
+  EXPECT_EQ(f->get_string("gemma3.rope.scaling.type"), "linear");
+  EXPECT_FLOAT_EQ(f->get_float("gemma3.rope.scaling.factor"), 8.0f);
+  EXPECT_FLOAT_EQ(f->get_float("gemma3.attention.layer_norm_rms_epsilon"), 1e-6f);
+  expect_dims(*f, "blk.1.attn_q.weight", {64, 128});
+  expect_dims(*f, "blk.1.attn_output.weight", {128, 64});
+  expect_dims(*f, "blk.1.attn_q_norm.weight", {64});
+  expect_dims(*f, "blk.1.attn_k_norm.weight", {64});
+  expect_dims(*f, "blk.1.post_attention_norm.weight", {64});
+  expect_dims(*f, "blk.1.ffn_norm.weight", {64});
+  expect_dims(*f, "blk.1.post_ffw_norm.weight", {64});
+  expect_dims(*f, "blk.1.ffn_down.weight", {96, 64});
+  EXPECT_EQ(f->find_tensor("output.weight"), nullptr);
+  EXPECT_EQ(f->find_tensor("blk.1.post_ffw_norm.weight")->type, TensorType::F32);
+  // token_embd, output_norm + per layer 13.
+  EXPECT_EQ(f->tensors().size(), 2u + 2u * 13u);
+}
+
+// mistral3 as llama.cpp's converter writes Devstral Small 2: llama's tensors and keys (its own
+// output matrix, rope.dimension_count), the vocabulary size, YaRN with the betas and log
+// multiplier, the attention temperature's beta.
+TEST(Synth, Mistral3TensorsAndKeys) {
+  SynthSpec s = tiny("mistral3", TensorType::Q8_0);
+  s.head_dim = 32;  // q width 128 over embd 64
+  auto f = build(s, "mistral3.gguf");
+  EXPECT_EQ(f->get_string("general.architecture"), "mistral3");
+  EXPECT_EQ(f->get_int("mistral3.attention.key_length"), 32);
+  EXPECT_EQ(f->get_int("mistral3.attention.value_length"), 32);
+  EXPECT_EQ(f->get_int("mistral3.rope.dimension_count"), 32);
+  EXPECT_EQ(f->get_int("mistral3.vocab_size"), 259);
+  EXPECT_FLOAT_EQ(f->get_float("mistral3.rope.freq_base"), 1e8f);
+  EXPECT_FLOAT_EQ(f->get_float("mistral3.attention.layer_norm_rms_epsilon"), 1e-5f);
+  EXPECT_EQ(f->get_string("mistral3.rope.scaling.type"), "yarn");
+  EXPECT_FLOAT_EQ(f->get_float("mistral3.rope.scaling.factor"), 48.0f);
+  EXPECT_EQ(f->get_int("mistral3.rope.scaling.original_context_length"), 8192);
+  EXPECT_FLOAT_EQ(f->get_float("mistral3.rope.scaling.yarn_beta_fast"), 32.0f);
+  EXPECT_FLOAT_EQ(f->get_float("mistral3.rope.scaling.yarn_beta_slow"), 1.0f);
+  EXPECT_FLOAT_EQ(f->get_float("mistral3.rope.scaling.yarn_log_multiplier"), 1.0f);
+  EXPECT_FLOAT_EQ(f->get_float("mistral3.attention.temperature_scale"), 0.1f);
+  EXPECT_FALSE(f->has("mistral3.attention.sliding_window"));
+  expect_dims(*f, "blk.1.attn_q.weight", {64, 128});
+  expect_dims(*f, "blk.1.attn_output.weight", {128, 64});
+  expect_dims(*f, "blk.1.ffn_gate.weight", {64, 96});
+  expect_dims(*f, "output.weight", {64, 259});
+  EXPECT_EQ(f->find_tensor("blk.1.attn_q_norm.weight"), nullptr);
+  // token_embd, output, output_norm + per layer 9.
+  EXPECT_EQ(f->tensors().size(), 3u + 2u * 9u);
+}
+
 // Each expert of a 3-D tensor has its own random rows and the fan-in scale of its matrices.
 TEST(Synth, Qwen3MoeExpertsDiffer) {
   SynthSpec s = tiny("qwen3moe");
@@ -479,6 +545,15 @@ TEST(Synth, FlagErrorsNameTheFlagAndTheFix) {
   s = tiny("gpt-oss");
   s.swa = 0;
   EXPECT_NE(spec_error(s).find("--swa 0: expected a value in 1.."), std::string::npos)
+      << spec_error(s);
+  s = tiny("gemma3");
+  s.swa = 0;
+  EXPECT_NE(spec_error(s).find("--swa 0: expected a value in 1.."), std::string::npos)
+      << spec_error(s);
+  s = tiny("gemma2");
+  EXPECT_NE(spec_error(s).find("--arch gemma2: expected llama, qwen2, qwen3, qwen3moe, gpt-oss, "
+                               "gemma3 or mistral3"),
+            std::string::npos)
       << spec_error(s);
   s = tiny("gpt-oss");
   s.head_dim = 33;

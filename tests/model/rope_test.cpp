@@ -131,6 +131,64 @@ TEST(Rope, YarnRampsFrequenciesAndScalesMagnitude) {
   EXPECT_NEAR(v[32], std::sin(theta(0)) * mscale, 2e-6);
 }
 
+// Devstral Small 2's rope (mistral3): base 1e8 over 128 dims, YaRN factor 48 over an original
+// context of 8192, betas 32 and 1, yarn_log_multiplier 1. The ramp runs between pair
+// floor(d(32)) = 12 and ceil(d(1)) = 25, d(b) = 128 ln(8192 / (2 pi b)) / (2 ln 1e8) (12.88 and
+// 24.92): pair 18 is 6/13 of the way, so its frequency is (6/13) / 48 + 7/13 of the original.
+// llama.cpp's magnitude with the log multiplier k is m(1) / m(k), m(k) = 1 + 0.1 k ln 48: 1
+// for Devstral's k = 1, (1 + 0.1 ln 48) / (1 + 0.2 ln 48) = 0.78181 for k = 2, and without the
+// key m(1) = 1.38712 as for gpt-oss.
+TEST(Rope, YarnLogMultiplierOfMistral3) {
+  HParams h;
+  h.head_dim = h.n_rot = 128;
+  h.rope_base = 1e8f;
+  h.rope_mode = RopeMode::Normal;
+  h.rope_scaling_type = "yarn";
+  h.rope_scaling_factor = 48.0f;
+  h.rope_orig_ctx = 8192;
+  h.rope_yarn_log_mul = 1.0f;
+  auto magnitude = [](const HParams& hp) {
+    std::vector<float> c(64), s(64);
+    Rope(hp, {}).angles(0, c.data(), s.data());
+    return c[0];
+  };
+  EXPECT_NEAR(magnitude(h), 1.0, 1e-6);
+  HParams k2 = h;
+  k2.rope_yarn_log_mul = 2.0f;
+  EXPECT_NEAR(magnitude(k2), 0.7818108, 1e-6);
+  HParams none = h;
+  none.rope_yarn_log_mul = 0.0f;
+  EXPECT_NEAR(magnitude(none), 1.3871201, 1e-6);
+  const int32_t pos = 5000;
+  std::vector<float> c(64), s(64);
+  Rope(h, {}).angles(pos, c.data(), s.data());
+  auto theta = [&](int32_t i) { return pos * std::pow(1e8, -2.0 * i / 128); };
+  for (int32_t i : {0, 6, 12}) EXPECT_NEAR(s[i], std::sin(theta(i)), 2e-6) << "pair " << i;
+  for (int32_t i : {25, 40, 63}) EXPECT_NEAR(s[i], std::sin(theta(i) / 48), 2e-6) << "pair " << i;
+  EXPECT_NEAR(s[18], std::sin(theta(18) * (6.0 / (13 * 48) + 7.0 / 13)), 2e-6);
+  // The betas from the file move the ramp: beta_fast 64 puts its start at floor(d(64)) = 10
+  // (d(64) = 10.47), so pair 12 is already 2/15 of the way down.
+  HParams fast = h;
+  fast.rope_yarn_beta_fast = 64.0f;
+  std::vector<float> c2(64), s2(64);
+  Rope(fast, {}).angles(pos, c2.data(), s2.data());
+  EXPECT_NEAR(s2[12], std::sin(theta(12) * (2.0 / (15 * 48) + 13.0 / 15)), 2e-6);
+}
+
+// mistral3's attention temperature, 1 + beta ln(floor(pos / n) + 1) with n the original
+// context: exactly 1 below it, then 1 + 0.1 ln 2 = 1.0693147 from 8192, 1 + 0.1 ln 3 =
+// 1.1098612 from 16384, 1 + 0.1 ln 4 = 1.1386294 from 24576; beta 0 turns it off.
+TEST(Rope, AttentionTemperatureSteps) {
+  EXPECT_EQ(attention_temperature(0.1f, 8192, 0), 1.0f);
+  EXPECT_EQ(attention_temperature(0.1f, 8192, 8191), 1.0f);
+  EXPECT_NEAR(attention_temperature(0.1f, 8192, 8192), 1.0693147, 1e-7);
+  EXPECT_NEAR(attention_temperature(0.1f, 8192, 16383), 1.0693147, 1e-7);
+  EXPECT_NEAR(attention_temperature(0.1f, 8192, 16384), 1.1098612, 1e-7);
+  EXPECT_NEAR(attention_temperature(0.1f, 8192, 24576), 1.1386294, 1e-7);
+  EXPECT_EQ(attention_temperature(0.0f, 8192, 100000), 1.0f);
+  EXPECT_EQ(attention_temperature(0.1f, 0, 100000), 1.0f);
+}
+
 // The models without YaRN keep cos and sin of magnitude 1 (their bits are unchanged).
 TEST(Rope, NoMagnitudeFactorWithoutYarn) {
   const Rope r(tiny(RopeMode::Neox), {});
