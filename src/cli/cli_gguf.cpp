@@ -60,7 +60,9 @@ void register_synth(CLI::App& gguf) {
                   "f32|f16|q8_0|q4_0|q4_1|q5_0|iq4_nl|q2_k|q3_k|q4_k|q5_k|q6_k|iq4_xs for "
                   "every matrix, or a mix as downloads have them: q4_k_m / q5_k_m (Q4_K / Q5_K "
                   "with Q6_K for the output and some attn_v / ffn_down matrices), q3_k_m (Q3_K "
-                  "with Q4_K / Q5_K for attn_v, attn_output and ffn_down, Q6_K for the output)")
+                  "with Q4_K / Q5_K for attn_v, attn_output and ffn_down, Q6_K for the output), "
+                  "mxfp4 (= mxfp4_moe: the expert tensors in MXFP4, every other matrix Q8_0, "
+                  "as gpt-oss ships)")
       ->capture_default_str();
   cmd->add_option("--vocab-from", s.vocab_from, "copy tokenizer.* keys from this GGUF");
   cmd->add_flag("--byte-vocab", args->byte_vocab, "built-in byte-level SentencePiece vocab");

@@ -26,6 +26,8 @@ uint32_t file_type(TensorType t, Mix mix) {
       return 15;
     case Mix::kQ5_K_M:
       return 17;
+    case Mix::kMXFP4_MOE:
+      return 38;
     case Mix::kNone:
       break;
   }
@@ -70,13 +72,15 @@ bool more_bits_layer(int64_t layer, int64_t n_layers) {
 
 // The type of a matrix under the mixes, as llama.cpp's quantizer assigns them for a dense
 // llama-style model (no experts, not 70B-sized, not Falcon):
-//   all mixes: output.weight Q6_K; token_embd.weight keeps the base type (even when tied to the
-//     output, where llama.cpp would give it the output's Q6_K: synth keeps the simpler rule).
+//   all K-quant mixes: output.weight Q6_K; token_embd.weight keeps the base type (even when tied
+//     to the output, where llama.cpp would give it the output's Q6_K: synth keeps the simpler
+//     rule).
+//   MXFP4_MOE (base Q8_0): every 2-D matrix Q8_0, the output too (the experts: Planner).
 //   Q4_K_M (base Q4_K), Q5_K_M (base Q5_K): attn_v and ffn_down Q6_K in more_bits_layer.
 //   Q3_K_M (base Q3_K): attn_v Q5_K in layers 0 and 1 and Q4_K elsewhere; attn_output Q4_K;
 //     ffn_down Q5_K in the first sixteenth of the layers and Q4_K elsewhere.
 TensorType mix_type(const SynthSpec& s, Role role, int64_t layer) {
-  if (s.mix == Mix::kNone || role == Role::kOther) return s.type;
+  if (s.mix == Mix::kNone || s.mix == Mix::kMXFP4_MOE || role == Role::kOther) return s.type;
   if (role == Role::kOutput) return TensorType::Q6_K;
   if (s.mix == Mix::kQ3_K_M) {
     switch (role) {
@@ -101,10 +105,11 @@ struct Planner {
     const TensorType t = mix_type(s, role, layer);
     out.push_back({name, t, {in, outs}, 0.0f, 1.0f / std::sqrt(static_cast<float>(in))});
   }
-  // A 3-D tensor of n_expert matrices [in, outs]; each expert has the fan-in scale.
+  // A 3-D tensor of n_expert matrices [in, outs]; each expert has the fan-in scale. MXFP4_MOE
+  // writes these (and only these) in MXFP4, as llama.cpp's quantizer does.
   void experts(const std::string& name, uint64_t in, uint64_t outs, uint64_t n_expert,
                Role role = Role::kOther, int64_t layer = 0) {
-    const TensorType t = mix_type(s, role, layer);
+    const TensorType t = s.mix == Mix::kMXFP4_MOE ? TensorType::MXFP4 : mix_type(s, role, layer);
     out.push_back({name, t, {in, outs, n_expert}, 0.0f, 1.0f / std::sqrt(static_cast<float>(in))});
   }
   // Kept F32 whatever the type, as llama.cpp's quantizer keeps a MoE router.

@@ -18,10 +18,11 @@ class SynthError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The K-quant mixes downloads use instead of one type for every matrix: a base type (SynthSpec's
-// type) and, for the matrices that hurt most when quantized coarsely, more bits (see
-// synth_model.cpp, mix_type).
-enum class Mix { kNone, kQ3_K_M, kQ4_K_M, kQ5_K_M };
+// The mixes downloads use instead of one type for every matrix: a base type (SynthSpec's type)
+// and, for the matrices that hurt most when quantized coarsely, more bits (the K-quant mixes: see
+// synth_model.cpp, mix_type); or, for MXFP4_MOE (gpt-oss's layout), base type Q8_0 and the 3-D
+// expert tensors in MXFP4.
+enum class Mix { kNone, kQ3_K_M, kQ4_K_M, kQ5_K_M, kMXFP4_MOE };
 
 struct SynthSpec {
   std::string arch = "llama";  // llama | qwen2 | qwen3 | qwen3moe | gpt-oss
@@ -42,7 +43,7 @@ struct SynthSpec {
   // gpt-oss only: the sliding window of its windowed layers (0, 2, 4, ...), in positions.
   int64_t swa = 128;
   gguf::TensorType type = gguf::TensorType::F32;  // of the 2-D matrices and token_embd
-  Mix mix = Mix::kNone;    // kQ3_K_M needs type Q3_K, kQ4_K_M Q4_K, kQ5_K_M Q5_K
+  Mix mix = Mix::kNone;    // kQ3_K_M needs type Q3_K, kQ4_K_M Q4_K, kQ5_K_M Q5_K, kMXFP4_MOE Q8_0
   std::string vocab_from;  // copy tokenizer.* from this GGUF; empty = built-in byte vocab
   uint64_t seed = 1;
   std::string name;                    // general.name; empty = "synthetic-<arch>"
@@ -66,15 +67,17 @@ void write_synthetic_model(const SynthSpec& spec, const std::string& out_path);
 // Element types `baton gguf synth --type` accepts.
 bool synth_type_supported(gguf::TensorType t);
 
-// A mix's name as llama.cpp spells it ("Q4_K_M") and its base type; kNone: "" and F32.
+// A mix's name as llama.cpp spells it ("Q4_K_M", "MXFP4_MOE") and its base type; kNone: "" and
+// F32.
 std::string_view mix_name(Mix m);
 gguf::TensorType mix_base_type(Mix m);
 
-// Parses a `--type` value: a tensor type synth writes or a mix name, case-insensitive. Throws
-// SynthError with the accepted values (synth_type_list) for anything else.
+// Parses a `--type` value: a tensor type synth writes or a mix name, case-insensitive ("mxfp4"
+// is the MXFP4_MOE mix: the format only ever comes that way). Throws SynthError with the accepted
+// values (synth_type_list) for anything else.
 void parse_synth_type(std::string_view name, SynthSpec& spec);
 
-// "f32, f16, q8_0, ... or q5_k_m": every value `--type` accepts, for messages and help.
+// "f32, f16, q8_0, ... q5_k_m or mxfp4": every value `--type` accepts, for messages and help.
 std::string synth_type_list();
 
 }  // namespace baton::synth

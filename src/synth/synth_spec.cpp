@@ -22,7 +22,13 @@ constexpr TensorType kSynthTypes[] = {
     TensorType::Q5_0, TensorType::IQ4_NL, TensorType::Q2_K,   TensorType::Q3_K, TensorType::Q4_K,
     TensorType::Q5_K, TensorType::Q6_K,   TensorType::IQ4_XS,
 };
-constexpr Mix kMixes[] = {Mix::kQ3_K_M, Mix::kQ4_K_M, Mix::kQ5_K_M};
+constexpr Mix kMixes[] = {Mix::kQ3_K_M, Mix::kQ4_K_M, Mix::kQ5_K_M, Mix::kMXFP4_MOE};
+
+// The `--type` value of a mix: its name in lower case, except MXFP4_MOE's, which also answers
+// to its llama.cpp name.
+std::string mix_flag(Mix m) {
+  return m == Mix::kMXFP4_MOE ? "mxfp4" : util::ascii_lower(mix_name(m));
+}
 
 }  // namespace
 
@@ -46,6 +52,8 @@ std::string_view mix_name(Mix m) {
       return "Q4_K_M";
     case Mix::kQ5_K_M:
       return "Q5_K_M";
+    case Mix::kMXFP4_MOE:
+      return "MXFP4_MOE";
     default:
       return "";
   }
@@ -59,6 +67,8 @@ TensorType mix_base_type(Mix m) {
       return TensorType::Q4_K;
     case Mix::kQ5_K_M:
       return TensorType::Q5_K;
+    case Mix::kMXFP4_MOE:
+      return TensorType::Q8_0;
     default:
       return TensorType::F32;
   }
@@ -67,7 +77,7 @@ TensorType mix_base_type(Mix m) {
 std::string synth_type_list() {
   std::vector<std::string> names;
   for (TensorType t : kSynthTypes) names.push_back(util::ascii_lower(gguf::type_name(t)));
-  for (Mix m : kMixes) names.push_back(util::ascii_lower(mix_name(m)));
+  for (Mix m : kMixes) names.push_back(mix_flag(m));
   std::string out = names.front();
   for (size_t i = 1; i < names.size(); ++i) {
     out += (i + 1 == names.size() ? " or " : ", ") + names[i];
@@ -77,7 +87,7 @@ std::string synth_type_list() {
 
 void parse_synth_type(std::string_view name, SynthSpec& spec) {
   for (Mix m : kMixes) {
-    if (util::iequals(name, mix_name(m))) {
+    if (util::iequals(name, mix_name(m)) || util::iequals(name, mix_flag(m))) {
       spec.mix = m;
       spec.type = mix_base_type(m);
       return;
@@ -148,14 +158,19 @@ void validate(const SynthSpec& s) {
                     "serve a whole group of query heads",
                     s.heads, s.kv_heads));
   }
-  if (!synth_type_supported(s.type)) {
-    throw SynthError(
-        fmt::format("--type {}: expected {}", gguf::type_name(s.type), synth_type_list()));
-  }
   if (s.mix != Mix::kNone && s.type != mix_base_type(s.mix)) {
     throw SynthError(fmt::format("the {} mix has base type {}, not {}: use --type {}",
                                  mix_name(s.mix), gguf::type_name(mix_base_type(s.mix)),
-                                 gguf::type_name(s.type), util::ascii_lower(mix_name(s.mix))));
+                                 gguf::type_name(s.type), mix_flag(s.mix)));
+  }
+  if (s.type == TensorType::MXFP4) {
+    throw SynthError(
+        "type mxfp4 comes only as the MXFP4_MOE mix (base type q8_0, the experts in mxfp4): "
+        "use --type mxfp4");
+  }
+  if (!synth_type_supported(s.type)) {
+    throw SynthError(
+        fmt::format("--type {}: expected {}", gguf::type_name(s.type), synth_type_list()));
   }
   check_block("--embd", s.embd, s.type);
   if (s.head_dim != 0) check_block("--heads x --head-dim", s.heads * s.head_dim, s.type);
