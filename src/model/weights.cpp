@@ -20,7 +20,7 @@ class Loader {
       throw std::runtime_error(
           fmt::format("{}: tensor {} has type {}, which baton cannot compute "
                       "with (use f32, f16, bf16, q8_0, q5_0, q4_0, q4_1, iq4_nl, q2_K, q3_K, "
-                      "q4_K, q5_K, q6_K or iq4_xs)",
+                      "q4_K, q5_K, q6_K, iq4_xs or mxfp4)",
                       f_.path(), name, gguf::type_name(t->type)));
     }
     return *t;
