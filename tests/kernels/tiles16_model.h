@@ -158,7 +158,8 @@ inline float tiles16_model_dot(const MatrixView& plain, int64_t o, const Quantiz
 inline std::vector<float> tiles16_model(const MatrixView& plain, const std::vector<float>& x,
                                         int64_t n_x) {
   QuantizedX qx;
-  resize_quantized_x(qx, n_x, plain.cols / kQK, /*half_sums=*/true);
+  resize_quantized_x(qx, n_x, plain.cols / kQK, /*half_sums=*/true, LaneForm{},
+                     x_rounding(plain.type));
   for (int64_t r = 0; r < n_x; ++r) {
     quantize_x_row(x.data() + r * plain.cols, qx, r);
     half_sums_row(qx, r);
