@@ -16,12 +16,20 @@ const char* arch_name(Arch a) {
       return "qwen3";
     case Arch::Qwen3Moe:
       return "qwen3moe";
+    case Arch::Qwen35Moe:
+      return "qwen35moe";
   }
   return "?";
 }
 
 bool has_qk_norm(Arch a) {
-  return a == Arch::Qwen3 || a == Arch::Qwen3Moe;
+  return a == Arch::Qwen3 || a == Arch::Qwen3Moe || a == Arch::Qwen35Moe;
+}
+
+int32_t HParams::n_attention_layers() const {
+  int32_t n = 0;
+  for (int32_t il = 0; il < n_layer; ++il) n += is_recurrent(il) ? 0 : 1;
+  return n;
 }
 
 namespace {
@@ -31,9 +39,10 @@ Arch parse_arch(const std::string& s, const std::string& path) {
   if (s == "qwen2") return Arch::Qwen2;
   if (s == "qwen3") return Arch::Qwen3;
   if (s == "qwen3moe") return Arch::Qwen3Moe;
+  if (s == "qwen35moe") return Arch::Qwen35Moe;
   throw std::runtime_error(
       fmt::format("{}: general.architecture '{}' is not supported (supported: llama, qwen2, "
-                  "qwen3, qwen3moe)",
+                  "qwen3, qwen3moe, qwen35moe)",
                   path, s));
 }
 
@@ -92,7 +101,7 @@ HParams read_hparams(const gguf::GgufFile& f) {
   };
   h.n_embd = req("embedding_length", 1 << 16);
   h.n_layer = req("block_count", 1024);
-  if (h.arch == Arch::Qwen3Moe) {
+  if (h.arch == Arch::Qwen3Moe || h.arch == Arch::Qwen35Moe) {
     h.moe = read_moe(f, a);
     // A MoE file may carry a dense width it never uses; it is not needed.
     const int64_t ff = f.get_int_or(a + "feed_forward_length", 0);
@@ -149,6 +158,7 @@ HParams read_hparams(const gguf::GgufFile& f) {
   if (!h.rope_scaling_type.empty() && !(h.rope_scaling_factor > 0)) {
     throw std::runtime_error(fmt::format("{}: {}rope.scaling.factor must be > 0", f.path(), a));
   }
+  if (h.arch == Arch::Qwen35Moe) read_hybrid_hparams(f, h);
   return h;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Synthetic models: real llama/qwen2/qwen3/qwen3moe shapes, tensor names and metadata as
+// Synthetic models: real llama/qwen2/qwen3/qwen3moe/qwen35moe shapes, tensor names and metadata as
 // llama.cpp's converters write them, with RANDOM weights. Tests of every module and the benchmarks
 // build their models with this; the output is gibberish by construction.
 #include <cstdint>
@@ -24,7 +24,7 @@ class SynthError : public std::runtime_error {
 enum class Mix { kNone, kQ3_K_M, kQ4_K_M, kQ5_K_M };
 
 struct SynthSpec {
-  std::string arch = "llama";  // llama | qwen2 | qwen3 | qwen3moe
+  std::string arch = "llama";  // llama | qwen2 | qwen3 | qwen3moe | qwen35moe
   int64_t embd = 64;
   int64_t layers = 2;
   int64_t heads = 4;
@@ -35,6 +35,14 @@ struct SynthSpec {
   int64_t experts = 8;
   int64_t experts_used = 2;
   int64_t expert_ff = 32;
+  // The hybrid qwen35moe only: gated DeltaNet layers between gated attention layers.
+  int64_t head_dim = 0;                 // attention head width; 0 = embd / heads
+  int64_t shared_ff = 0;                // the shared expert's width; 0 = expert_ff
+  int64_t ssm_k_heads = 2;              // DeltaNet key heads (ssm.group_count)
+  int64_t ssm_v_heads = 4;              // DeltaNet value heads (ssm.time_step_rank)
+  int64_t ssm_head_dim = 32;            // DeltaNet head width (ssm.state_size)
+  int64_t ssm_conv = 4;                 // taps of the causal convolution (ssm.conv_kernel)
+  int64_t full_attention_interval = 4;  // every n-th layer attends, the others are DeltaNet
   int64_t ctx = 256;
   gguf::TensorType type = gguf::TensorType::F32;  // of the 2-D matrices and token_embd
   Mix mix = Mix::kNone;    // kQ3_K_M needs type Q3_K, kQ4_K_M Q4_K, kQ5_K_M Q5_K

@@ -27,7 +27,7 @@ constexpr Mix kMixes[] = {Mix::kQ3_K_M, Mix::kQ4_K_M, Mix::kQ5_K_M};
 }  // namespace
 
 bool is_moe_arch(std::string_view arch) {
-  return arch == "qwen3moe";
+  return arch == "qwen3moe" || arch == "qwen35moe";
 }
 
 bool synth_type_supported(TensorType t) {
@@ -106,11 +106,52 @@ void check_block(const char* flag, int64_t v, gguf::TensorType t) {
   }
 }
 
+void check_moe(const SynthSpec& s) {
+  check_range("--experts", s.experts, 1, 4096);
+  check_range("--expert-ff", s.expert_ff, 1, 1 << 18);
+  if (s.experts_used < 1 || s.experts_used > s.experts) {
+    throw SynthError(fmt::format(
+        "--experts-used {}: expected 1..{} (a token cannot use more experts than --experts)",
+        s.experts_used, s.experts));
+  }
+  check_block("--expert-ff", s.expert_ff, s.type);
+}
+
+// qwen35moe: attention heads of --head-dim (not embd / heads), the DeltaNet shape, the layer
+// pattern and the shared expert; every matrix row length must suit the type.
+void validate_hybrid(const SynthSpec& s) {
+  const int64_t hd = s.head_dim > 0 ? s.head_dim : s.embd / s.heads;
+  check_range("--head-dim", hd, 16, 1024);
+  if (hd % 8 != 0) {
+    throw SynthError(
+        fmt::format("--head-dim {}: qwen35moe rotates a quarter of each head in "
+                    "pairs, so the head dim must be a multiple of 8",
+                    hd));
+  }
+  check_range("--ssm-k-heads", s.ssm_k_heads, 1, 256);
+  check_range("--ssm-v-heads", s.ssm_v_heads, 1, 1024);
+  check_range("--ssm-head-dim", s.ssm_head_dim, 1, 1024);
+  check_range("--ssm-conv", s.ssm_conv, 2, 64);
+  check_range("--full-attention-interval", s.full_attention_interval, 1, s.layers);
+  if (s.ssm_v_heads % s.ssm_k_heads != 0) {
+    throw SynthError(
+        fmt::format("--ssm-v-heads {} is not a multiple of --ssm-k-heads {}: each "
+                    "key head serves a whole group of value heads",
+                    s.ssm_v_heads, s.ssm_k_heads));
+  }
+  check_block("--embd", s.embd, s.type);
+  check_block("--heads x --head-dim", s.heads * hd, s.type);
+  check_block("--ssm-v-heads x --ssm-head-dim", s.ssm_v_heads * s.ssm_head_dim, s.type);
+  check_moe(s);
+  check_block("--shared-ff", s.shared_ff > 0 ? s.shared_ff : s.expert_ff, s.type);
+}
+
 }  // namespace
 
 void validate(const SynthSpec& s) {
   if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && !is_moe_arch(s.arch)) {
-    throw SynthError(fmt::format("--arch {}: expected llama, qwen2, qwen3 or qwen3moe", s.arch));
+    throw SynthError(
+        fmt::format("--arch {}: expected llama, qwen2, qwen3, qwen3moe or qwen35moe", s.arch));
   }
   check_range("--embd", s.embd, 1, 1 << 16);
   check_range("--layers", s.layers, 1, 1024);
@@ -118,13 +159,19 @@ void validate(const SynthSpec& s) {
   check_range("--kv-heads", s.kv_heads, 1, 1024);
   check_range("--ff", s.ff, 1, 1 << 18);
   check_range("--ctx", s.ctx, 1, 1 << 24);
-  if (s.embd % s.heads != 0) {
+  if (s.arch != "qwen35moe" && s.head_dim != 0) {
+    throw SynthError(
+        fmt::format("--head-dim {}: only --arch qwen35moe takes it (the others have "
+                    "heads of embd / heads); drop the flag",
+                    s.head_dim));
+  }
+  if (s.head_dim == 0 && s.embd % s.heads != 0) {
     throw SynthError(
         fmt::format("--embd {} is not a multiple of --heads {}: head_dim = embd/heads "
                     "must be a whole number",
                     s.embd, s.heads));
   }
-  if ((s.embd / s.heads) % 2 != 0) {
+  if (s.head_dim == 0 && (s.embd / s.heads) % 2 != 0) {
     throw SynthError(
         fmt::format("--embd {} / --heads {} = {}: rotary embeddings need an even "
                     "head_dim; change --heads or --embd",
@@ -145,19 +192,13 @@ void validate(const SynthSpec& s) {
                                  mix_name(s.mix), gguf::type_name(mix_base_type(s.mix)),
                                  gguf::type_name(s.type), util::ascii_lower(mix_name(s.mix))));
   }
+  if (s.arch == "qwen35moe") return validate_hybrid(s);
   check_block("--embd", s.embd, s.type);
   if (!is_moe_arch(s.arch)) {
     check_block("--ff", s.ff, s.type);
     return;
   }
-  check_range("--experts", s.experts, 1, 4096);
-  check_range("--expert-ff", s.expert_ff, 1, 1 << 18);
-  if (s.experts_used < 1 || s.experts_used > s.experts) {
-    throw SynthError(fmt::format(
-        "--experts-used {}: expected 1..{} (a token cannot use more experts than --experts)",
-        s.experts_used, s.experts));
-  }
-  check_block("--expert-ff", s.expert_ff, s.type);
+  check_moe(s);
 }
 
 }  // namespace baton::synth

@@ -120,5 +120,24 @@ INSTANTIATE_TEST_SUITE_P(Files, MoeReference,
                            return s;
                          });
 
+// The hybrid qwen35moe (3 gated DeltaNet layers, 1 gated attention layer, routed and shared
+// experts), with the qwen3moe bounds. Measured (the same at every SIMD level), top-5 error
+// without flips / flips / worst: F32 0.0006 / 0 / 0.0006, Q8_0 0.099 / 10 / 0.62, Q4_K_M
+// 0.197 / 3 / 0.94. A router flip in a DeltaNet layer is not confined to its position as in
+// qwen3moe: it enters the layer's recurrent state and moves later positions too, hence more
+// positions above the bound. They come from the 8-bit activations alone: with llama.cpp's q8_0
+// rounding of the activations (127 / amax, the scale rounded to f16) in place of the kernels'
+// own, Q8_0 agrees to 0.063 at every position, no flip. Leaving out the shared expert moves
+// F32 by 4.8 (README), far above every bound here.
+INSTANTIATE_TEST_SUITE_P(HybridFiles, MoeReference,
+                         ::testing::Values(Case{"synth-qwen35moe-F32", 0.008, 0, 0.008},
+                                           Case{"synth-qwen35moe-Q8_0", 0.1, 12, 1.0},
+                                           Case{"synth-qwen35moe-Q4_K_M", 0.2, 6, 1.5}),
+                         [](const ::testing::TestParamInfo<Case>& i) {
+                           std::string s = i.param.file;
+                           std::replace(s.begin(), s.end(), '-', '_');
+                           return s;
+                         });
+
 }  // namespace
 }  // namespace baton
