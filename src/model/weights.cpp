@@ -218,7 +218,23 @@ LayerWeights load_recurrent_layer(const Loader& L, HParams& h, int i) {
   return w;
 }
 
+// A hybrid layer whose tensors are of the other kind than the layer pattern says: the pattern
+// key, not a tensor, is what is wrong (or the file is not a whole model).
+void check_layer_kind(const Loader& L, const HParams& h, int i) {
+  const std::string p = fmt::format("blk.{}.", i);
+  const bool rec = h.is_recurrent(i);
+  const char* own = rec ? "attn_qkv.weight" : "attn_q.weight";
+  const char* other = rec ? "attn_q.weight" : "attn_qkv.weight";
+  if (L.find(p + own) || !L.find(p + other)) return;
+  throw std::runtime_error(fmt::format(
+      "{}: layer {} is {} by the layer pattern ({}.full_attention_interval or "
+      "attention.recurrent_layers) but holds {}{} instead of {}{}: the pattern key disagrees "
+      "with the tensors (fix the key to the model's pattern)",
+      L.path(), i, rec ? "gated DeltaNet" : "attention", h.arch_key, p, other, p, own));
+}
+
 LayerWeights load_layer(const Loader& L, HParams& h, int i) {
+  if (h.is_hybrid()) check_layer_kind(L, h, i);
   if (h.is_recurrent(i)) return load_recurrent_layer(L, h, i);
   const std::string p = fmt::format("blk.{}.", i);
   LayerWeights w{};

@@ -132,7 +132,13 @@ void validate_hybrid(const SynthSpec& s) {
   check_range("--ssm-v-heads", s.ssm_v_heads, 1, 1024);
   check_range("--ssm-head-dim", s.ssm_head_dim, 1, 1024);
   check_range("--ssm-conv", s.ssm_conv, 2, 64);
-  check_range("--full-attention-interval", s.full_attention_interval, 1, s.layers);
+  check_range("--full-attention-interval", s.full_attention_interval, 1, 1024);
+  if (s.full_attention_interval > s.layers) {
+    throw SynthError(
+        fmt::format("--full-attention-interval {} with --layers {}: no layer would "
+                    "attend; use --layers {} or more, or a smaller interval",
+                    s.full_attention_interval, s.layers, s.full_attention_interval));
+  }
   if (s.ssm_v_heads % s.ssm_k_heads != 0) {
     throw SynthError(
         fmt::format("--ssm-v-heads {} is not a multiple of --ssm-k-heads {}: each "
