@@ -61,12 +61,16 @@ LoopCore::LoopCore(engine::Engine& engine, SchedConfig config)
 // state that goes with it. Until states are checkpointed with the blocks, such a model reuses no
 // prefix: every request computes its whole prompt, and its answer is exact.
 void LoopCore::no_prefix_reuse_for_recurrent_state() {
-  if (!config_.prefix_cache && config_.kv_disk_dir.empty()) return;
+  const double mb = double(info_.state_bytes_per_seq) / 1048576.0;
   log::info(
-      "prefix cache{} off: {} keeps a recurrent state per sequence ({:.2f} MB) that cannot resume "
-      "from a cached prefix yet; every request computes its whole prompt",
-      config_.kv_disk_dir.empty() ? "" : " and KV disk tier", info_.model_name,
-      double(info_.state_bytes_per_seq) / 1048576.0);
+      "hybrid model {}: a recurrent state of {:.2f} MB per running request ({:.0f} MB at "
+      "--parallel {}, beside the KV pool){}",
+      info_.model_name, mb, mb * config_.parallel, config_.parallel,
+      !config_.prefix_cache && config_.kv_disk_dir.empty()
+          ? ""
+          : fmt::format("; prefix cache{} off: the state cannot resume from a cached prefix yet, "
+                        "so every request computes its whole prompt",
+                        config_.kv_disk_dir.empty() ? "" : " and KV disk tier"));
   config_.prefix_cache = false;
   config_.kv_disk_dir.clear();
 }
