@@ -149,9 +149,13 @@ std::unique_ptr<LlamaEngine> load_llama_engine(const std::string& path, const En
               model->hparams().n_vocab);
   }
   const auto& h = model->hparams();
-  const std::string ffn = h.is_moe() ? fmt::format("experts {} ({} used per token), expert ff {}",
-                                                   h.moe.n_expert, h.moe.n_used, h.moe.n_ff)
-                                     : fmt::format("ff {}", h.n_ff);
+  std::string ffn = h.is_moe() ? fmt::format("experts {} ({} used per token), expert ff {}",
+                                             h.moe.n_expert, h.moe.n_used, h.moe.n_ff)
+                               : fmt::format("ff {}", h.n_ff);
+  if (h.n_swa > 0) {
+    const auto windowed = std::count(h.swa.begin(), h.swa.end(), true);
+    ffn += fmt::format(", sliding window {} in {} of {} layers", h.n_swa, windowed, h.n_layer);
+  }
   log::info("loaded {} ({}): {} layers, embd {}, heads {}/{}, {}, vocab {}, {} threads", path,
             model::arch_name(h.arch), h.n_layer, h.n_embd, h.n_head, h.n_head_kv, ffn, h.n_vocab,
             model->pool().size());

@@ -73,6 +73,24 @@ std::string pattern_line(const GgufFile& f) {
                      n - recurrent, source);
 }
 
+// "attention: ..." for a model with a sliding window, else empty. The layers it applies to
+// follow the architecture (gpt-oss: every other layer from 0, or the pattern key's period).
+std::string window_line(const GgufFile& f) {
+  const MetaValue* a = f.find("general.architecture");
+  if (a == nullptr || a->type != ValueType::STRING) return "";
+  const std::string arch = f.get_string("general.architecture");
+  const int64_t w = arch_int(f, arch, "attention.sliding_window");
+  if (w <= 0) return "";
+  std::string out = fmt::format("\nattention: sliding window of {} positions", w);
+  const int64_t period = arch_int(f, arch, "attention.sliding_window_pattern");
+  if (period >= 0) {
+    out += fmt::format(" (pattern period {})", period);
+  } else if (arch == "gpt-oss") {
+    out += " in layers 0, 2, 4, ...; the others attend to the whole context";
+  }
+  return out + "\n";
+}
+
 }  // namespace
 
 std::string format_info(const GgufFile& f, size_t max_array_items) {
@@ -88,6 +106,7 @@ std::string format_info(const GgufFile& f, size_t max_array_items) {
   }
   out += experts_line(f);
   out += pattern_line(f);
+  out += window_line(f);
   size_t name_w = 4;
   for (const auto& t : f.tensors()) name_w = std::max(name_w, t.name.size());
   out += fmt::format("\ntensors ({}):\n", f.tensors().size());

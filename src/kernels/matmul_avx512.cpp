@@ -291,6 +291,8 @@ bool with_loader(TensorType t, F&& fn) {
       return fn.template operator()<avx512::LoaderQ5_K>(), true;
     case TensorType::IQ4_XS:
       return fn.template operator()<avx512::LoaderIQ4_XS>(), true;
+    case TensorType::MXFP4:
+      return fn.template operator()<avx512::LoaderMXFP4>(), true;
     default:
       return false;
   }

@@ -8,7 +8,8 @@
 //   Q4_K: q = nibble - 8, s = d*sc, off = 8*s - dmin*m.    Q6_K: q = level - 32, s = d*sc.
 //   Q4_1: q = nibble, s = d, off = m.   Q5_0: q = level - 16, s = d.   IQ4_NL: q = table[nibble].
 //   Q5_K: q = level, s = d*sc, off = -dmin*m.   Q3_K: q = level - 4*(no high bit), s = d*(sc-32).
-//   IQ4_XS: q = table[nibble], s = d*(ls-32).
+//   IQ4_XS: q = table[nibble], s = d*(ls-32).   MXFP4: q = table[nibble] (its E2M1 values
+//   doubled), s = 2^(e-128) (e8m0_half).
 //   Q2_K has a min per 16 elements, so its offset is per half block too (off2, times
 //   dx * sum(xq) of that half: QuantizedX::s2); no other type uses or computes those.
 // x is quantized per 32 elements: xq = round(x / dx), dx = amax / 127, with sx = dx * sum(xq).

@@ -62,6 +62,7 @@ void attend_rows_scalar(const KvCache& cache, int32_t layer, const AttentionShap
   const int32_t max_pos = *std::max_element(pos, pos + n_rows);
   const int32_t span = max_pos + 1;
   const int32_t n_blocks = (span + bs - 1) / bs;
+  const int32_t first_block = window_start(s, *std::min_element(pos, pos + n_rows)) / bs;
   const int32_t h0 = kv_head * group;
   const int32_t nq = n_rows * group;
   scratch.scores.resize(bs);
@@ -75,26 +76,32 @@ void attend_rows_scalar(const KvCache& cache, int32_t layer, const AttentionShap
   for (int32_t i = 0; i < n_rows; ++i) {
     for (int32_t g = 0; g < group; ++g) std::fill(head_out(i, g), head_out(i, g) + hd, 0.0f);
   }
-  for (int32_t b = 0; b < n_blocks; ++b) {
+  for (int32_t b = first_block; b < n_blocks; ++b) {
     const int32_t n = std::min(bs, span - b * bs);
     cache.read(block_table[b], layer, 0, kv_head, n, scratch.block.data());
     cache.read(block_table[b], layer, 1, kv_head, n, scratch.vblock.data());
     for (int32_t i = 0; i < n_rows; ++i) {
+      // The row's keys in this block: [t0, lim). As in the SIMD paths, a block outside the row's
+      // window changes nothing.
+      const int32_t t0 = std::max(0, window_start(s, pos[i]) - b * bs);
       const int32_t lim = std::min(n, pos[i] + 1 - b * bs);
-      if (lim <= 0) continue;  // as in the SIMD paths, a block past the row changes nothing
+      if (lim <= t0) continue;
+      const int64_t off = static_cast<int64_t>(t0) * hd;
       for (int32_t g = 0; g < group; ++g) {
         const float* qh = q + i * row_stride + static_cast<int64_t>(h0 + g) * hd;
         const int32_t v = i * group + g;
-        online_block(qh, scratch.block.data(), scratch.vblock.data(), lim, hd, s.scale,
-                     scratch.scores.data(), scratch.run_max[v], scratch.run_sum[v], head_out(i, g));
+        online_block(qh, scratch.block.data() + off, scratch.vblock.data() + off, lim - t0, hd,
+                     s.scale, scratch.scores.data(), scratch.run_max[v], scratch.run_sum[v],
+                     head_out(i, g));
       }
     }
   }
   for (int32_t i = 0; i < n_rows; ++i) {
     for (int32_t g = 0; g < group; ++g) {
       float* o = head_out(i, g);
-      const float inv = 1.0f / scratch.run_sum[i * group + g];
-      for (int32_t d = 0; d < hd; ++d) o[d] *= inv;
+      const int32_t v = i * group + g;
+      const float f = finish_scale(scratch.run_max[v], scratch.run_sum[v], s.sinks, h0 + g);
+      for (int32_t d = 0; d < hd; ++d) o[d] *= f;
     }
   }
 }

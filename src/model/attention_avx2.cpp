@@ -40,9 +40,11 @@ struct V {
   ATT_FN static R sub(R a, R b) { return _mm256_sub_ps(a, b); }
   ATT_FN static R div(R a, R b) { return _mm256_div_ps(a, b); }
   ATT_FN static R max(R a, R b) { return _mm256_max_ps(a, b); }
-  // Lanes whose own position is at least p.
-  ATT_FN static M valid(I lane_pos, int32_t p) {
-    return _mm256_castsi256_ps(_mm256_cmpgt_epi32(lane_pos, _mm256_set1_epi32(p - 1)));
+  // Lanes that attend to position p: start <= p <= their own position.
+  ATT_FN static M valid(I lane_start, I lane_pos, int32_t p) {
+    const __m256i after = _mm256_cmpgt_epi32(lane_pos, _mm256_set1_epi32(p - 1));
+    const __m256i before = _mm256_cmpgt_epi32(_mm256_set1_epi32(p + 1), lane_start);
+    return _mm256_castsi256_ps(_mm256_and_si256(after, before));
   }
   ATT_FN static R select(M m, R yes, R no) { return _mm256_blendv_ps(no, yes, m); }
   ATT_FN static R mask_fma(M m, R a, R b, R c) { return select(m, fma(a, b, c), c); }

@@ -45,9 +45,10 @@ struct V {
   ATT_FN static R sub(R a, R b) { return _mm512_sub_ps(a, b); }
   ATT_FN static R div(R a, R b) { return _mm512_div_ps(a, b); }
   ATT_FN static R max(R a, R b) { return _mm512_max_ps(a, b); }
-  // Lanes whose own position is at least p.
-  ATT_FN static M valid(I lane_pos, int32_t p) {
-    return _mm512_cmple_epi32_mask(_mm512_set1_epi32(p), lane_pos);
+  // Lanes that attend to position p: start <= p <= their own position.
+  ATT_FN static M valid(I lane_start, I lane_pos, int32_t p) {
+    const __m512i vp = _mm512_set1_epi32(p);
+    return _mm512_mask_cmple_epi32_mask(_mm512_cmple_epi32_mask(lane_start, vp), vp, lane_pos);
   }
   ATT_FN static R select(M m, R yes, R no) { return _mm512_mask_blend_ps(m, no, yes); }
   ATT_FN static R mask_fma(M m, R a, R b, R c) { return _mm512_mask3_fmadd_ps(a, b, c, m); }

@@ -16,6 +16,8 @@ const char* arch_name(Arch a) {
       return "qwen3";
     case Arch::Qwen3Moe:
       return "qwen3moe";
+    case Arch::GptOss:
+      return "gpt-oss";
     case Arch::Qwen35Moe:
       return "qwen35moe";
   }
@@ -39,10 +41,11 @@ Arch parse_arch(const std::string& s, const std::string& path) {
   if (s == "qwen2") return Arch::Qwen2;
   if (s == "qwen3") return Arch::Qwen3;
   if (s == "qwen3moe") return Arch::Qwen3Moe;
+  if (s == "gpt-oss") return Arch::GptOss;
   if (s == "qwen35moe") return Arch::Qwen35Moe;
   throw std::runtime_error(
       fmt::format("{}: general.architecture '{}' is not supported (supported: llama, qwen2, "
-                  "qwen3, qwen3moe, qwen35moe)",
+                  "qwen3, qwen3moe, gpt-oss, qwen35moe)",
                   path, s));
 }
 
@@ -78,9 +81,62 @@ MoeParams read_moe(const gguf::GgufFile& f, const std::string& a) {
   m.n_used = static_cast<int32_t>(k);
   const std::string ff = a + "expert_feed_forward_length";
   if (f.has(ff)) m.n_ff = positive(f, ff, f.get_int(ff), 1 << 20);
-  m.gating = ExpertGating::SoftmaxTopK;
-  m.norm_topk = true;
   return m;
+}
+
+// The sliding window of gpt-oss: the window's length (required) and which layers use it. The
+// pattern key, when a scalar, is a period p: layer il is windowed when il % p < p - 1 (p = 0:
+// every layer); without it (the real files) p is 2, so layers 0, 2, 4, ... are windowed.
+void read_window(const gguf::GgufFile& f, const std::string& a, HParams& h) {
+  const std::string key = a + "attention.sliding_window";
+  if (!f.has(key)) {
+    throw std::runtime_error(
+        fmt::format("{}: required key {} is missing (a {} model attends over a sliding window "
+                    "in alternate layers; convert the model again with a current llama.cpp)",
+                    f.path(), key, h.arch_key));
+  }
+  h.n_swa = positive(f, key, f.get_int(key), 1 << 24);
+  int64_t period = 2;
+  const std::string pattern = a + "attention.sliding_window_pattern";
+  if (const auto* v = f.find(pattern); v != nullptr && gguf::is_integer_type(v->type)) {
+    period = f.get_int(pattern);
+    if (period < 0 || period > (1 << 20)) {
+      throw std::runtime_error(fmt::format(
+          "{}: {} = {} is out of range (expected 0..{}: every p-th layer attends to the whole "
+          "context, 0 = none)",
+          f.path(), pattern, period, 1 << 20));
+    }
+  }
+  h.swa.assign(h.n_layer, false);
+  for (int32_t il = 0; il < h.n_layer; ++il) {
+    h.swa[il] = period == 0 || il % period < period - 1;
+  }
+}
+
+// The rope keys: base, pair layout (from the architecture) and scaling.
+void read_rope(const gguf::GgufFile& f, const std::string& a, HParams& h) {
+  h.rope_base = static_cast<float>(f.get_float_or(a + "rope.freq_base", 10000.0));
+  if (!(h.rope_base > 0)) {
+    throw std::runtime_error(fmt::format("{}: {}rope.freq_base must be > 0", f.path(), a));
+  }
+  h.rope_mode = h.arch == Arch::Llama ? RopeMode::Normal : RopeMode::Neox;
+  h.rope_scaling_type = f.get_string_or(a + "rope.scaling.type", "");
+  if (h.rope_scaling_type == "none") h.rope_scaling_type.clear();
+  h.rope_scaling_factor = static_cast<float>(f.get_float_or(a + "rope.scaling.factor", 1.0));
+  const int64_t orig = f.get_int_or(a + "rope.scaling.original_context_length", 0);
+  h.rope_orig_ctx = orig > 0 && orig <= (1 << 24) ? static_cast<int32_t>(orig) : h.n_ctx_train;
+  h.rope_low_freq_factor =
+      static_cast<float>(f.get_float_or(a + "rope.scaling.low_freq_factor", 1.0));
+  h.rope_high_freq_factor =
+      static_cast<float>(f.get_float_or(a + "rope.scaling.high_freq_factor", 4.0));
+  if (!h.rope_scaling_type.empty() && !(h.rope_scaling_factor > 0)) {
+    throw std::runtime_error(fmt::format("{}: {}rope.scaling.factor must be > 0", f.path(), a));
+  }
+  h.rope_attn_factor = static_cast<float>(f.get_float_or(a + "rope.scaling.attn_factor", 1.0));
+  if (!(h.rope_attn_factor > 0)) {
+    throw std::runtime_error(
+        fmt::format("{}: {}rope.scaling.attn_factor must be > 0", f.path(), a));
+  }
 }
 
 }  // namespace
@@ -101,7 +157,7 @@ HParams read_hparams(const gguf::GgufFile& f) {
   };
   h.n_embd = req("embedding_length", 1 << 16);
   h.n_layer = req("block_count", 1024);
-  if (h.arch == Arch::Qwen3Moe || h.arch == Arch::Qwen35Moe) {
+  if (h.arch == Arch::Qwen3Moe || h.arch == Arch::GptOss || h.arch == Arch::Qwen35Moe) {
     h.moe = read_moe(f, a);
     // A MoE file may carry a dense width it never uses; it is not needed.
     const int64_t ff = f.get_int_or(a + "feed_forward_length", 0);
@@ -141,22 +197,14 @@ HParams read_hparams(const gguf::GgufFile& f) {
   h.n_ctx_train =
       positive(f, a + "context_length", f.get_int_or(a + "context_length", 2048), 1 << 24);
   h.rms_eps = static_cast<float>(f.get_float_or(a + "attention.layer_norm_rms_epsilon", 1e-5));
-  h.rope_base = static_cast<float>(f.get_float_or(a + "rope.freq_base", 10000.0));
-  if (!(h.rope_base > 0)) {
-    throw std::runtime_error(fmt::format("{}: {}rope.freq_base must be > 0", f.path(), a));
-  }
-  h.rope_mode = h.arch == Arch::Llama ? RopeMode::Normal : RopeMode::Neox;
-  h.rope_scaling_type = f.get_string_or(a + "rope.scaling.type", "");
-  if (h.rope_scaling_type == "none") h.rope_scaling_type.clear();
-  h.rope_scaling_factor = static_cast<float>(f.get_float_or(a + "rope.scaling.factor", 1.0));
-  h.rope_orig_ctx =
-      static_cast<int32_t>(f.get_int_or(a + "rope.scaling.original_context_length", h.n_ctx_train));
-  h.rope_low_freq_factor =
-      static_cast<float>(f.get_float_or(a + "rope.scaling.low_freq_factor", 1.0));
-  h.rope_high_freq_factor =
-      static_cast<float>(f.get_float_or(a + "rope.scaling.high_freq_factor", 4.0));
-  if (!h.rope_scaling_type.empty() && !(h.rope_scaling_factor > 0)) {
-    throw std::runtime_error(fmt::format("{}: {}rope.scaling.factor must be > 0", f.path(), a));
+  read_rope(f, a, h);
+  if (h.arch == Arch::GptOss) {
+    read_window(f, a, h);
+    // Router logits carry a bias; top-k of them, then a softmax over the k chosen; clamped
+    // SwiGLU experts with biases.
+    h.moe.gating = ExpertGating::TopKSoftmax;
+    h.moe.norm_topk = false;
+    h.moe.act = ExpertAct::SwigluOai;
   }
   if (h.arch == Arch::Qwen35Moe) read_hybrid_hparams(f, h);
   return h;

@@ -9,7 +9,7 @@
 
 namespace baton::model {
 
-enum class Arch { Llama, Qwen2, Qwen3, Qwen3Moe, Qwen35Moe };
+enum class Arch { Llama, Qwen2, Qwen3, Qwen3Moe, GptOss, Qwen35Moe };
 const char* arch_name(Arch a);
 // Whether the architecture normalises each head of q and k (RMSNorm with head_dim weights)
 // before rope.
@@ -23,8 +23,13 @@ enum class RopeMode { Normal, Neox, Imrope };
 
 // How a mixture-of-experts layer picks and weighs its experts from the router's logits.
 // SoftmaxTopK: softmax over all experts, the k most probable, their probabilities (renormalised
-// to sum 1 when norm_topk). Other policies (top-k then softmax, router biases) join here.
-enum class ExpertGating { SoftmaxTopK };
+// to sum 1 when norm_topk). TopKSoftmax: the k largest logits, then a softmax over those k alone
+// (gpt-oss; the router's bias is part of the logits either way).
+enum class ExpertGating { SoftmaxTopK, TopKSoftmax };
+
+// Each expert's activation: Silu is silu(gate) * up; SwigluOai (gpt-oss) clamps first,
+// x = min(gate, limit), y = clamp(up, -limit, limit), and gives x * sigmoid(alpha x) * (y + 1).
+enum class ExpertAct { Silu, SwigluOai };
 
 struct MoeParams {
   int32_t n_expert = 0;  // 0: every layer's FFN is dense
@@ -32,6 +37,9 @@ struct MoeParams {
   int32_t n_ff = 0;      // rows of each expert's gate and up matrices
   ExpertGating gating = ExpertGating::SoftmaxTopK;
   bool norm_topk = true;
+  ExpertAct act = ExpertAct::Silu;
+  float swiglu_alpha = 1.702f;  // SwigluOai only
+  float swiglu_limit = 7.0f;    // SwigluOai only
 };
 
 // The gated DeltaNet layers of a hybrid recurrent model (qwen35moe), from its ssm.* keys.
@@ -68,12 +76,21 @@ struct HParams {
   float rope_base = 10000.0f;
   RopeMode rope_mode = RopeMode::Normal;
   // Scaling without a rope_freqs tensor: "linear" divides positions by factor; "llama3" applies
-  // the Llama-3.1 wavelength-dependent factors.
+  // the Llama-3.1 wavelength-dependent factors; "yarn" blends interpolated and original
+  // frequencies by wavelength (corrections between beta_fast and beta_slow rotations over the
+  // original context) and scales q and k by the attention magnitude factor.
   std::string rope_scaling_type;  // "" = none
   float rope_scaling_factor = 1.0f;
   int32_t rope_orig_ctx = 0;
   float rope_low_freq_factor = 1.0f;
   float rope_high_freq_factor = 4.0f;
+  float rope_yarn_beta_fast = 32.0f;
+  float rope_yarn_beta_slow = 1.0f;
+  float rope_attn_factor = 1.0f;  // rope.scaling.attn_factor: extra factor on the magnitude
+  // Sliding-window attention: a windowed layer's token at position p attends to positions q
+  // with p - q < n_swa only. swa[il] says which layers are windowed (empty: none).
+  int32_t n_swa = 0;
+  std::vector<bool> swa;
   MoeParams moe;
   int32_t n_ff_shared = 0;  // the shared expert's width beside the routed ones; 0: none
   std::array<int32_t, 4> rope_sections{};  // RopeMode::Imrope only
@@ -90,6 +107,10 @@ struct HParams {
   int32_t n_attention_layers() const;
   // An attention layer's query rows carry a per-head output gate: [q, gate] per head.
   bool gated_attention() const { return arch == Arch::Qwen35Moe; }
+  // Layer il's attention window in positions; 0 = the whole context.
+  int32_t window(int32_t il) const {
+    return il >= 0 && static_cast<size_t>(il) < swa.size() && swa[il] ? n_swa : 0;
+  }
 };
 
 // Throws std::runtime_error naming the key/architecture when the file is not a usable model.

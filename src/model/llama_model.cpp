@@ -256,6 +256,7 @@ void LlamaModel::layer(int32_t il, Acts& a) {
     });
   }
   kernels::matmul(L.wo, a.att.data(), n, a.tmp.data(), pool_.get());
+  add_bias(a.tmp.data(), L.bo, n);
   add_inplace(a.x.data(), a.tmp.data(), n * E);
 
   for_rows(n, [&](int64_t r) {
@@ -330,10 +331,13 @@ void LlamaModel::attention(int32_t il, Acts& a) {
   s.n_head_kv = h_.n_head_kv;
   s.head_dim = h_.head_dim;
   s.scale = 1.0f / std::sqrt(static_cast<float>(h_.head_dim));
+  s.window = h_.window(il);
+  s.sinks = w_.layers[il].sinks.empty() ? nullptr : w_.layers[il].sinks.data();
   const int64_t QD = h_.q_dim();
   const int64_t n_tiles = static_cast<int64_t>(a.tiles.size());
   const int64_t items = n_tiles * h_.n_head_kv;
-  // A tile's cost grows with its rows times its span: a long prefill's tiles dwarf decode rows.
+  // A tile's cost grows with its rows times its span (at most the window and the tile's own
+  // rows in a windowed layer): a long prefill's tiles dwarf decode rows.
   // Threads take (KV head, tile) items from a shared counter, costliest tiles first within each
   // head, so a thread that finishes early or was descheduled does not leave the other waiting.
   // Which thread runs an item cannot change its bits: each item writes only its own outputs.
@@ -341,7 +345,8 @@ void LlamaModel::attention(int32_t il, Acts& a) {
   std::iota(order.begin(), order.end(), 0);
   auto cost = [&](int32_t t) {
     const auto [r, n] = a.tiles[t];
-    return static_cast<int64_t>(n) * (a.pos[r + n - 1] + 1);
+    const int64_t span = a.pos[r + n - 1] + 1;
+    return static_cast<int64_t>(n) * (s.window > 0 ? std::min<int64_t>(span, s.window + n) : span);
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](int32_t x, int32_t y) { return cost(x) > cost(y); });

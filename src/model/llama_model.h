@@ -1,7 +1,7 @@
 #pragma once
-// A llama-family model (llama, qwen2, qwen3, qwen3moe, and the hybrid qwen35moe) over a GGUF
-// mapping, with its block KV cache, the recurrent state of each sequence (hybrid models), and
-// the forward pass over a ragged batch of sequences.
+// A llama-family model (llama, qwen2, qwen3, qwen3moe, gpt-oss, and the hybrid qwen35moe) over a
+// GGUF mapping, with its block KV cache, the recurrent state of each sequence (hybrid models),
+// and the forward pass over a ragged batch of sequences.
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -62,6 +62,37 @@ void softmax_top_k(const MoeParams& p, const float* logits, int32_t* ids, float*
   }
 }
 
+// The k largest logits (gpt-oss: the router's biased logits), then a softmax over those k alone,
+// in rank order. The sum runs in double in rank order.
+void top_k_softmax(const MoeParams& p, const float* logits, int32_t* ids, float* weights) {
+  const int32_t N = p.n_expert, k = p.n_used;
+  auto key = [&](int32_t e) {
+    return std::isnan(logits[e]) ? -std::numeric_limits<float>::infinity() : logits[e];
+  };
+  thread_local std::vector<int32_t> order;
+  order.resize(N);
+  std::iota(order.begin(), order.end(), 0);
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int32_t a, int32_t b) {
+    const float ka = key(a), kb = key(b);
+    return ka > kb || (ka == kb && a < b);
+  });
+  const float mx = logits[order[0]];
+  double sum = 0;
+  for (int32_t j = 0; j < k; ++j) {
+    ids[j] = order[j];
+    weights[j] = std::exp(logits[order[j]] - mx);
+    sum += weights[j];
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int32_t j = 0; j < k; ++j) weights[j] *= inv;
+}
+
+// Adds the n-float bias of expert e (biases laid out expert after expert) to y; none if empty.
+void add_expert_bias(float* y, const std::vector<float>& bias, int64_t e, int64_t n) {
+  if (bias.empty()) return;
+  add_inplace(y, bias.data() + e * n, n);
+}
+
 // Groups the rows' choices by expert: offset[e] is the first gathered row of expert e, and
 // slot[r * k + j] the gathered row holding row r's j-th choice (rows in batch order within an
 // expert, which no row's result depends on).
@@ -73,6 +104,11 @@ void group_by_expert(const MoeParams& p, int64_t n, MoeScratch& s) {
   s.filled.assign(s.offset.begin(), s.offset.end() - 1);
   s.slot.resize(n * k);
   for (int64_t i = 0; i < n * k; ++i) s.slot[i] = s.filled[s.ids[i]]++;
+}
+
+// The expert of gathered row i: the last whose first row is <= i.
+int64_t expert_of(const MoeScratch& s, int64_t i) {
+  return std::upper_bound(s.offset.begin(), s.offset.end(), i) - s.offset.begin() - 1;
 }
 
 // The gate and up products of every chosen expert, for its gathered rows: one job per expert
@@ -99,6 +135,9 @@ void route_experts(const MoeParams& p, const float* logits, int32_t* ids, float*
     case ExpertGating::SoftmaxTopK:
       softmax_top_k(p, logits, ids, weights);
       return;
+    case ExpertGating::TopKSoftmax:
+      top_k_softmax(p, logits, ids, weights);
+      return;
   }
 }
 
@@ -110,6 +149,7 @@ void moe_ffn(const MoeWeights& w, const MoeParams& p, int64_t n_embd, const floa
   s.weights.resize(n * k);
   kernels::matmul(w.router, xn, n, s.logits.data(), pool);
   for_rows(pool, n, [&](int64_t r) {
+    add_expert_bias(s.logits.data() + r * N, w.router_bias, 0, N);
     route_experts(p, s.logits.data() + r * N, s.ids.data() + r * k, s.weights.data() + r * k);
   });
   group_by_expert(p, n, s);
@@ -129,16 +169,18 @@ void moe_ffn(const MoeWeights& w, const MoeParams& p, int64_t n_embd, const floa
   gate_up_jobs(w, E, F, s);
   kernels::matmul_many(s.jobs.data(), s.jobs.size(), pool);
   for_rows(pool, g, [&](int64_t i) {
-    // The expert of gathered row i: the last whose first row is <= i.
-    const auto e = std::upper_bound(s.offset.begin(), s.offset.end(), i) - s.offset.begin() - 1;
-    float* h = s.hidden.data() + i * F;
-    if (w.gate_up[e].data == nullptr) {
-      silu_mul(h, s.up.data() + i * F, F);
-      return;
+    const int64_t e = expert_of(s, i);
+    const bool fused = w.gate_up[e].data != nullptr;
+    float* gate = fused ? s.fused.data() + i * 2 * F : s.hidden.data() + i * F;
+    float* up = fused ? gate + F : s.up.data() + i * F;
+    add_expert_bias(gate, w.gate_bias, e, F);
+    add_expert_bias(up, w.up_bias, e, F);
+    if (p.act == ExpertAct::SwigluOai) {
+      swiglu_oai(gate, up, F, p.swiglu_alpha, p.swiglu_limit);
+    } else {
+      silu_mul(gate, up, F);
     }
-    float* row = s.fused.data() + i * 2 * F;
-    silu_mul(row, row + F, F);
-    std::copy(row, row + F, h);
+    if (fused) std::copy(gate, gate + F, s.hidden.data() + i * F);
   });
   s.jobs.clear();
   for (int32_t e = 0; e < N; ++e) {
@@ -147,6 +189,11 @@ void moe_ffn(const MoeWeights& w, const MoeParams& p, int64_t n_embd, const floa
     s.jobs.push_back({w.down[e], s.hidden.data() + r0 * F, rows, s.yout.data() + r0 * E});
   }
   kernels::matmul_many(s.jobs.data(), s.jobs.size(), pool);
+  if (!w.down_bias.empty()) {
+    for_rows(pool, g, [&](int64_t i) {
+      add_expert_bias(s.yout.data() + i * E, w.down_bias, expert_of(s, i), E);
+    });
+  }
   for_rows(pool, n, [&](int64_t r) {
     float* o = out + r * E;
     const float* wr = s.weights.data() + r * k;

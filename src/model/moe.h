@@ -33,13 +33,14 @@ struct MoeScratch {
   std::vector<float> xin;       // gathered inputs, n x k rows of n_embd, grouped by expert
   std::vector<float> fused;     // gate | up (or gate alone) of each gathered row
   std::vector<float> up;        // up of each gathered row, when gate and up are apart
-  std::vector<float> hidden;    // silu(gate) * up, n_ff per gathered row
+  std::vector<float> hidden;    // act(gate, up), n_ff per gathered row
   std::vector<float> yout;      // each gathered row's expert output, n_embd
   std::vector<kernels::MatmulJob> jobs;
 };
 
 // out[r] (n_embd floats) = sum over row r's experts j, in rank order, of
-// weight_j * down_j(silu(gate_j xn[r]) * up_j xn[r]). pool may be null.
+// weight_j * down_j(act(gate_j xn[r], up_j xn[r])), with the experts' biases (when the weights
+// carry them) added after each product and p.act the activation. pool may be null.
 void moe_ffn(const MoeWeights& w, const MoeParams& p, int64_t n_embd, const float* xn, int64_t n,
              float* out, MoeScratch& s, kernels::ThreadPool* pool);
 

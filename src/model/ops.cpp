@@ -1,5 +1,6 @@
 #include "model/ops.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace baton::model {
@@ -15,6 +16,14 @@ void silu_mul(float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float g = gate[i];
     gate[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
+void swiglu_oai(float* gate, const float* up, int64_t n, float alpha, float limit) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = std::min(gate[i], limit);
+    const float y = std::clamp(up[i], -limit, limit);
+    gate[i] = x / (1.0f + std::exp(alpha * -x)) * (y + 1.0f);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "model/rope.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <numbers>
@@ -35,6 +36,43 @@ bool imrope_fixed_pair(int32_t i, const std::array<int32_t, 4>& s) {
   return !t && !h && !w;
 }
 
+// One correction dimension of YaRN: the rotary dimension whose pair turns n_turns times over the
+// original context. Float, as llama.cpp computes it, so floor and ceil land alike.
+float yarn_corr_dim(int32_t n_rot, int32_t n_ctx_orig, float n_turns, float base) {
+  return static_cast<float>(n_rot) *
+         std::log(static_cast<float>(n_ctx_orig) / (n_turns * 2 * std::numbers::pi_v<float>)) /
+         (2 * std::log(base));
+}
+
+// YaRN: pairs below the beta_fast dimension (many turns over the original context) keep their
+// frequency, pairs above the beta_slow one are interpolated (divided by factor), with a linear
+// ramp between; multiplies each pair's frequency in place.
+void yarn_frequencies(const HParams& h, std::vector<double>& inv_freq) {
+  const float lo = std::max(0.0f, std::floor(yarn_corr_dim(h.n_rot, h.rope_orig_ctx,
+                                                           h.rope_yarn_beta_fast, h.rope_base)));
+  const float hi = std::min(
+      static_cast<float>(h.n_rot - 1),
+      std::ceil(yarn_corr_dim(h.n_rot, h.rope_orig_ctx, h.rope_yarn_beta_slow, h.rope_base)));
+  const double freq_scale = 1.0 / h.rope_scaling_factor;
+  for (size_t i = 0; i < inv_freq.size(); ++i) {
+    const float y = (static_cast<float>(i) - lo) / std::max(0.001f, hi - lo);
+    const double keep = 1.0f - std::min(1.0f, std::max(0.0f, y));  // 1: original frequency
+    inv_freq[i] *= freq_scale * (1.0 - keep) + keep;
+  }
+}
+
+// The attention magnitude factor YaRN puts on cos and sin (so on q.k twice): 1 + 0.1 ln(factor)
+// for factor > 1, times rope.scaling.attn_factor. Float, in llama.cpp's order of operations
+// (its context divides the factor out and its rope kernel multiplies it back in).
+float yarn_mscale(const HParams& h) {
+  const float factor = h.rope_scaling_factor;
+  float attn = factor <= 1.0f ? 1.0f : 0.1f * std::log(factor) + 1.0f;
+  attn *= 1.0f / (1.0f + 0.1f * std::log(factor));
+  attn *= h.rope_attn_factor;
+  const float freq_scale = 1.0f / factor;
+  return attn * (1.0f + 0.1f * std::log(1.0f / freq_scale));
+}
+
 }  // namespace
 
 Rope::Rope(const HParams& h, const std::vector<float>& freq_divisors)
@@ -56,6 +94,9 @@ Rope::Rope(const HParams& h, const std::vector<float>& freq_divisors)
     pos_scale_ = 1.0 / h.rope_scaling_factor;
   } else if (h.rope_scaling_type == "llama3") {
     for (int32_t i = 0; i < pairs; ++i) inv_freq_[i] /= llama3_divisor(inv_freq_[i], h);
+  } else if (h.rope_scaling_type == "yarn") {
+    yarn_frequencies(h, inv_freq_);
+    mscale_ = yarn_mscale(h);
   } else if (!h.rope_scaling_type.empty()) {
     log::warn(
         "rope.scaling.type '{}' is not implemented; using unscaled RoPE (fine within the "
@@ -68,8 +109,8 @@ void Rope::angles(int32_t pos, float* cos_out, float* sin_out) const {
   const double p = pos * pos_scale_;
   for (size_t i = 0; i < inv_freq_.size(); ++i) {
     const double a = p * inv_freq_[i];
-    cos_out[i] = static_cast<float>(std::cos(a));
-    sin_out[i] = static_cast<float>(std::sin(a));
+    cos_out[i] = static_cast<float>(std::cos(a)) * mscale_;
+    sin_out[i] = static_cast<float>(std::sin(a)) * mscale_;
   }
 }
 

@@ -20,7 +20,7 @@ class Loader {
       throw std::runtime_error(
           fmt::format("{}: tensor {} has type {}, which baton cannot compute "
                       "with (use f32, f16, bf16, q8_0, q5_0, q4_0, q4_1, iq4_nl, q2_K, q3_K, "
-                      "q4_K, q5_K, q6_K or iq4_xs)",
+                      "q4_K, q5_K, q6_K, iq4_xs or mxfp4)",
                       f_.path(), name, gguf::type_name(t->type)));
     }
     return *t;
@@ -49,6 +49,41 @@ class Loader {
 
   std::vector<float> opt_vec(const std::string& name, int64_t n) const {
     return find(name) ? vec(name, n) : std::vector<float>{};
+  }
+
+  // A tensor the architecture requires though llama-family files in general do not carry it:
+  // the message says what it is for.
+  void require(const std::string& name, const char* what) const {
+    if (!find(name)) {
+      throw std::runtime_error(fmt::format(
+          "{}: tensor {} is missing ({}; the file is not a complete model of its architecture: "
+          "convert it again with a current llama.cpp)",
+          f_.path(), name, what));
+    }
+  }
+
+  // A 1-D tensor of n floats whose length follows from a key: a wrong length names the key.
+  std::vector<float> vec_per(const std::string& name, int64_t n, const std::string& key,
+                             const char* what) const {
+    require(name, what);
+    const auto& t = need(name);
+    if (t.n_elements != static_cast<uint64_t>(n) || t.dims.size() != 1) {
+      throw std::runtime_error(
+          fmt::format("{}: tensor {} has shape {}, expected [{}] ({}, one per {} = {}): the file "
+                      "is inconsistent; use a consistent file",
+                      f_.path(), name, shape(t), n, what, key, n));
+    }
+    return vec(name, n);
+  }
+
+  // The rows x cols floats of a 2-D tensor [cols, rows] (per-expert biases), row after row.
+  std::vector<float> rows_of(const std::string& name, int64_t cols, int64_t rows,
+                             const char* what) const {
+    require(name, what);
+    const auto m = matrix(name, cols, rows);
+    std::vector<float> out(static_cast<size_t>(cols * rows));
+    for (int64_t r = 0; r < rows; ++r) kernels::get_row(m, r, out.data() + r * cols);
+    return out;
   }
 
   // The n_expert slices of a 3-D expert tensor [cols, rows, n_expert], each a rows x cols
@@ -171,6 +206,12 @@ MoeWeights load_moe(const Loader& L, HParams& h, const std::string& p) {
   m.down = L.experts(p + "ffn_down_exps.weight", ff, E, count_key, N, "the experts' down matrices");
   m.gate_up.assign(N, kernels::MatrixView{});
   if (h.arch == Arch::Qwen35Moe) m.shared = load_shared_expert(L, h, p);
+  if (h.arch == Arch::GptOss) {
+    m.router_bias = L.vec_per(p + "ffn_gate_inp.bias", N, count_key, "the router's bias");
+    m.gate_bias = L.rows_of(p + "ffn_gate_exps.bias", ff, N, "the experts' gate biases");
+    m.up_bias = L.rows_of(p + "ffn_up_exps.bias", ff, N, "the experts' up biases");
+    m.down_bias = L.rows_of(p + "ffn_down_exps.bias", E, N, "the experts' down biases");
+  }
   return m;
 }
 
@@ -258,9 +299,20 @@ LayerWeights load_layer(const Loader& L, HParams& h, int i) {
     w.q_norm = L.vec(p + "attn_q_norm.weight", h.head_dim);
     w.k_norm = L.vec(p + "attn_k_norm.weight", h.head_dim);
   }
-  // qwen35moe names the norm before the FFN after the attention it follows.
-  w.ffn_norm = L.vec(
-      p + (h.arch == Arch::Qwen35Moe ? "post_attention_norm.weight" : "ffn_norm.weight"), h.n_embd);
+  if (h.arch == Arch::GptOss) {
+    L.require(p + "attn_output.bias", "the attention output's bias");
+    w.sinks = L.vec_per(p + "attn_sinks.weight", h.n_head, h.arch_key + ".attention.head_count",
+                        "the attention sinks, a logit per head");
+    // gpt-oss's norm between attention and FFN: the same place as ffn_norm, another name.
+    L.require(p + "post_attention_norm.weight", "the norm before the layer's experts");
+    w.ffn_norm = L.vec(p + "post_attention_norm.weight", h.n_embd);
+  } else {
+    // qwen35moe names the norm before the FFN after the attention it follows.
+    w.ffn_norm =
+        L.vec(p + (h.arch == Arch::Qwen35Moe ? "post_attention_norm.weight" : "ffn_norm.weight"),
+              h.n_embd);
+  }
+  w.bo = L.opt_vec(p + "attn_output.bias", h.n_embd);
   if (h.is_moe()) {
     w.ffn = FfnKind::Moe;
     w.moe = load_moe(L, h, p);

@@ -24,14 +24,21 @@ struct MoeWeights {
   // Per expert, gate then up stacked (data not null) when interleaved, as w_gate_up.
   std::vector<kernels::MatrixView> gate_up;
   SharedExpertWeights shared;  // qwen35moe: beside the routed experts; absent elsewhere
+  // Biases (gpt-oss; empty otherwise): router_bias n_expert; gate_bias and up_bias n_ff per
+  // expert, down_bias n_embd per expert, expert after expert.
+  std::vector<float> router_bias, gate_bias, up_bias, down_bias;
 };
 
 struct LayerWeights {
   std::vector<float> attn_norm;
   kernels::MatrixView wq, wk, wv, wo;
-  std::vector<float> bq, bk, bv;      // qwen2 only; empty otherwise
+  std::vector<float> bq, bk, bv;      // qwen2 and gpt-oss; empty when the file has none
+  std::vector<float> bo;              // attn_output.bias (gpt-oss); empty when absent
   std::vector<float> q_norm, k_norm;  // qwen3 only (per-head RMSNorm weights, head_dim)
-  std::vector<float> ffn_norm;
+  // One logit per query head that joins the head's softmax denominator without contributing a
+  // value (gpt-oss's attn_sinks); empty for none.
+  std::vector<float> sinks;
+  std::vector<float> ffn_norm;  // gpt-oss names it post_attention_norm
   FfnKind ffn = FfnKind::Dense;
   kernels::MatrixView w_gate{}, w_up{}, w_down{};  // Dense only
   MoeWeights moe;                                  // Moe only

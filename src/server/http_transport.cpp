@@ -68,16 +68,13 @@ bool Hub::evict_one() {
   // that have waited longer than evict_min_age are taken, so a flood of new connections (each
   // evicting one) cannot push out a client that is about to send its request.
   const auto young = std::chrono::steady_clock::now() - opts.evict_min_age;
+  // Candidates are judged outside the lock: a reference taken here may be the last one when
+  // its I/O thread lets go, and ~Connection takes the same lock (Hub::leave).
   std::shared_ptr<Connection> victim;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& w : conns_) {
-      auto c = w.lock();
-      if (!c) continue;
-      Phase p = c->phase();
-      if ((p != Phase::Idle && p != Phase::Head) || c->phase_since() > young) continue;
-      if (!victim || c->phase_since() < victim->phase_since()) victim = c;
-    }
+  for (auto& c : snapshot()) {
+    Phase p = c->phase();
+    if ((p != Phase::Idle && p != Phase::Head) || c->phase_since() > young) continue;
+    if (!victim || c->phase_since() < victim->phase_since()) victim = c;
   }
   if (!victim) return false;
   log::debug("connection limit reached: closing the connection idle longest ({} s in {})",

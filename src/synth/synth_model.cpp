@@ -26,6 +26,8 @@ uint32_t file_type(TensorType t, Mix mix) {
       return 15;
     case Mix::kQ5_K_M:
       return 17;
+    case Mix::kMXFP4_MOE:
+      return 38;
     case Mix::kNone:
       break;
   }
@@ -70,13 +72,15 @@ bool more_bits_layer(int64_t layer, int64_t n_layers) {
 
 // The type of a matrix under the mixes, as llama.cpp's quantizer assigns them for a dense
 // llama-style model (no experts, not 70B-sized, not Falcon):
-//   all mixes: output.weight Q6_K; token_embd.weight keeps the base type (even when tied to the
-//     output, where llama.cpp would give it the output's Q6_K: synth keeps the simpler rule).
+//   all K-quant mixes: output.weight Q6_K; token_embd.weight keeps the base type (even when tied
+//     to the output, where llama.cpp would give it the output's Q6_K: synth keeps the simpler
+//     rule).
+//   MXFP4_MOE (base Q8_0): every 2-D matrix Q8_0, the output too (the experts: Planner).
 //   Q4_K_M (base Q4_K), Q5_K_M (base Q5_K): attn_v and ffn_down Q6_K in more_bits_layer.
 //   Q3_K_M (base Q3_K): attn_v Q5_K in layers 0 and 1 and Q4_K elsewhere; attn_output Q4_K;
 //     ffn_down Q5_K in the first sixteenth of the layers and Q4_K elsewhere.
 TensorType mix_type(const SynthSpec& s, Role role, int64_t layer) {
-  if (s.mix == Mix::kNone || role == Role::kOther) return s.type;
+  if (s.mix == Mix::kNone || s.mix == Mix::kMXFP4_MOE || role == Role::kOther) return s.type;
   if (role == Role::kOutput) return TensorType::Q6_K;
   if (s.mix == Mix::kQ3_K_M) {
     switch (role) {
@@ -101,10 +105,11 @@ struct Planner {
     const TensorType t = mix_type(s, role, layer);
     out.push_back({name, t, {in, outs}, 0.0f, 1.0f / std::sqrt(static_cast<float>(in))});
   }
-  // A 3-D tensor of n_expert matrices [in, outs]; each expert has the fan-in scale.
+  // A 3-D tensor of n_expert matrices [in, outs]; each expert has the fan-in scale. MXFP4_MOE
+  // writes these (and only these) in MXFP4, as llama.cpp's quantizer does.
   void experts(const std::string& name, uint64_t in, uint64_t outs, uint64_t n_expert,
                Role role = Role::kOther, int64_t layer = 0) {
-    const TensorType t = mix_type(s, role, layer);
+    const TensorType t = s.mix == Mix::kMXFP4_MOE ? TensorType::MXFP4 : mix_type(s, role, layer);
     out.push_back({name, t, {in, outs, n_expert}, 0.0f, 1.0f / std::sqrt(static_cast<float>(in))});
   }
   // Kept F32 whatever the type, as llama.cpp's quantizer keeps a MoE router.
@@ -118,6 +123,14 @@ struct Planner {
   void bias(const std::string& name, uint64_t n) {
     out.push_back({name, TensorType::F32, {n}, 0.0f, 0.02f});
   }
+  // A bias per expert ([n, n_expert]) and a per-head logit vector: F32 whatever the type, as
+  // llama.cpp's quantizer keeps them.
+  void expert_bias(const std::string& name, uint64_t n, uint64_t n_expert) {
+    out.push_back({name, TensorType::F32, {n, n_expert}, 0.0f, 0.02f});
+  }
+  void logits(const std::string& name, uint64_t n) {
+    out.push_back({name, TensorType::F32, {n}, 0.0f, 1.0f});
+  }
 };
 
 // qwen35moe: every full_attention_interval-th layer is gated attention (q rows [q, gate] per
@@ -125,7 +138,7 @@ struct Planner {
 // Names and shapes as llama.cpp's converter writes them.
 std::vector<TensorPlan> plan_hybrid(const SynthSpec& s, uint64_t vocab, bool tied) {
   Planner p{s, {}};
-  const uint64_t embd = s.embd, hd = s.head_dim > 0 ? s.head_dim : s.embd / s.heads;
+  const uint64_t embd = s.embd, hd = head_dim_of(s);
   const uint64_t q = s.heads * hd, kv = s.kv_heads * hd;
   const uint64_t S = s.ssm_head_dim, hv = s.ssm_v_heads, V = hv * S;
   const uint64_t conv = 2 * s.ssm_k_heads * S + V, K = s.ssm_conv;
@@ -177,15 +190,45 @@ std::vector<TensorPlan> plan_hybrid(const SynthSpec& s, uint64_t vocab, bool tie
   return std::move(p.out);
 }
 
+// A gpt-oss layer as llama.cpp's converter writes it: biased q/k/v/o, a sink logit per head,
+// post_attention_norm where other archs have ffn_norm, a biased router and biased experts.
+void plan_gpt_oss_layer(Planner& p, const SynthSpec& s, int64_t l, uint64_t q, uint64_t kv) {
+  auto n = [l](const char* suffix) { return fmt::format("blk.{}.{}", l, suffix); };
+  const uint64_t embd = s.embd, ne = s.experts, eff = s.expert_ff;
+  p.norm(n("attn_norm.weight"), embd);
+  p.norm(n("post_attention_norm.weight"), embd);
+  p.matrix(n("attn_q.weight"), embd, q);
+  p.bias(n("attn_q.bias"), q);
+  p.matrix(n("attn_k.weight"), embd, kv);
+  p.bias(n("attn_k.bias"), kv);
+  p.matrix(n("attn_v.weight"), embd, kv, Role::kAttnV, l);
+  p.bias(n("attn_v.bias"), kv);
+  p.matrix(n("attn_output.weight"), q, embd, Role::kAttnOutput, l);
+  p.bias(n("attn_output.bias"), embd);
+  p.logits(n("attn_sinks.weight"), s.heads);
+  p.router(n("ffn_gate_inp.weight"), embd, ne);
+  p.bias(n("ffn_gate_inp.bias"), ne);
+  p.experts(n("ffn_gate_exps.weight"), embd, eff, ne);
+  p.expert_bias(n("ffn_gate_exps.bias"), eff, ne);
+  p.experts(n("ffn_up_exps.weight"), embd, eff, ne);
+  p.expert_bias(n("ffn_up_exps.bias"), eff, ne);
+  p.experts(n("ffn_down_exps.weight"), eff, embd, ne, Role::kFfnDown, l);
+  p.expert_bias(n("ffn_down_exps.bias"), embd, ne);
+}
+
 std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool tied) {
   if (s.arch == "qwen35moe") return plan_hybrid(s, vocab, tied);
   Planner p{s, {}};
-  const uint64_t embd = s.embd, hd = s.embd / s.heads;
+  const uint64_t embd = s.embd, hd = head_dim_of(s);
   const uint64_t q = s.heads * hd, kv = s.kv_heads * hd, ff = s.ff;
   p.matrix("token_embd.weight", embd, vocab);
   p.norm("output_norm.weight", embd);
   if (!tied) p.matrix("output.weight", embd, vocab, Role::kOutput);
   for (int64_t l = 0; l < s.layers; ++l) {
+    if (s.arch == "gpt-oss") {
+      plan_gpt_oss_layer(p, s, l, q, kv);
+      continue;
+    }
     auto n = [l](const char* suffix) { return fmt::format("blk.{}.{}", l, suffix); };
     p.norm(n("attn_norm.weight"), embd);
     p.matrix(n("attn_q.weight"), embd, q);
@@ -217,14 +260,13 @@ std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool ti
   return std::move(p.out);
 }
 
-// qwen35moe's keys over the common ones: heads of head_dim with a quarter of each rotated
-// (IMRoPE sections as the real files split them), the DeltaNet shape and the layer pattern.
+// qwen35moe's keys beyond the common ones: a quarter of each head rotated (IMRoPE sections as the
+// real files split them), the shared expert, the DeltaNet shape and the layer pattern.
 void write_hybrid_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
   const std::string a = s.arch + ".";
-  const auto hd = static_cast<uint32_t>(s.head_dim > 0 ? s.head_dim : s.embd / s.heads);
+  const auto hd = static_cast<uint32_t>(head_dim_of(s));
   const int32_t pairs = static_cast<int32_t>(hd / 8), th = (pairs + 2) / 3;
-  w.set_u32(a + "attention.key_length", hd);
-  w.set_u32(a + "attention.value_length", hd);
+  w.set_f32(a + "attention.layer_norm_rms_epsilon", 1e-6f);
   w.set_f32(a + "rope.freq_base", 10000000.0f);
   w.set_u32(a + "rope.dimension_count", hd / 4);
   w.set_i32s(a + "rope.dimension_sections", {th, th, pairs - 2 * th, 0});
@@ -238,6 +280,18 @@ void write_hybrid_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
   w.set_u32(a + "full_attention_interval", static_cast<uint32_t>(s.full_attention_interval));
 }
 
+// gpt-oss's keys beyond the common ones, with the real files' rope (base 150000, YaRN factor 32
+// over an original context of 4096) and no rope.dimension_count.
+void write_gpt_oss_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
+  const std::string a = s.arch + ".";
+  w.set_f32(a + "attention.layer_norm_rms_epsilon", 1e-5f);
+  w.set_f32(a + "rope.freq_base", 150000.0f);
+  w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.swa));
+  w.set_string(a + "rope.scaling.type", "yarn");
+  w.set_f32(a + "rope.scaling.factor", 32.0f);
+  w.set_u32(a + "rope.scaling.original_context_length", 4096);
+}
+
 void write_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
   const std::string& a = s.arch;
   const bool qwen = a != "llama";
@@ -246,18 +300,29 @@ void write_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
   w.set_u32(a + ".context_length", static_cast<uint32_t>(s.ctx));
   w.set_u32(a + ".embedding_length", static_cast<uint32_t>(s.embd));
   w.set_u32(a + ".block_count", static_cast<uint32_t>(s.layers));
-  w.set_u32(a + ".feed_forward_length", static_cast<uint32_t>(s.ff));
+  // gpt-oss's converter writes the experts' width here.
+  w.set_u32(a + ".feed_forward_length", static_cast<uint32_t>(a == "gpt-oss" ? s.expert_ff : s.ff));
   w.set_u32(a + ".attention.head_count", static_cast<uint32_t>(s.heads));
   w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(s.kv_heads));
-  w.set_f32(a + ".attention.layer_norm_rms_epsilon", qwen ? 1e-6f : 1e-5f);
-  w.set_f32(a + ".rope.freq_base", qwen ? 1000000.0f : 10000.0f);
-  w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.embd / s.heads));
+  const auto hd = static_cast<uint32_t>(head_dim_of(s));
+  if (s.head_dim > 0 || a == "gpt-oss" || a == "qwen35moe") {
+    w.set_u32(a + ".attention.key_length", hd);
+    w.set_u32(a + ".attention.value_length", hd);
+  }
+  if (a == "gpt-oss") {
+    write_gpt_oss_hparams(w, s);
+  } else if (a == "qwen35moe") {
+    write_hybrid_hparams(w, s);
+  } else {
+    w.set_f32(a + ".attention.layer_norm_rms_epsilon", qwen ? 1e-6f : 1e-5f);
+    w.set_f32(a + ".rope.freq_base", qwen ? 1000000.0f : 10000.0f);
+    w.set_u32(a + ".rope.dimension_count", hd);
+  }
   if (is_moe_arch(a)) {
     w.set_u32(a + ".expert_count", static_cast<uint32_t>(s.experts));
     w.set_u32(a + ".expert_used_count", static_cast<uint32_t>(s.experts_used));
     w.set_u32(a + ".expert_feed_forward_length", static_cast<uint32_t>(s.expert_ff));
   }
-  if (a == "qwen35moe") write_hybrid_hparams(w, s);
   w.set_u32("general.file_type", file_type(s.type, s.mix));
   if (gguf::traits(s.type).block_elems > 1) w.set_u32("general.quantization_version", 2);
 }
@@ -308,9 +373,10 @@ void write_synthetic_model(const SynthSpec& s, const std::string& out_path) {
                  });
   }
   w.write(out_path);
-  const std::string ffn = is_moe_arch(s.arch) ? fmt::format("experts={} used={} expert_ff={}",
-                                                            s.experts, s.experts_used, s.expert_ff)
-                                              : fmt::format("ff={}", s.ff);
+  std::string ffn = is_moe_arch(s.arch) ? fmt::format("experts={} used={} expert_ff={}", s.experts,
+                                                      s.experts_used, s.expert_ff)
+                                        : fmt::format("ff={}", s.ff);
+  if (s.arch == "gpt-oss") ffn += fmt::format(" window={}", s.swa);
   log::info(
       "synth: wrote {} ({} embd={} layers={} heads={}/{} {} vocab={} type={}, {:.1f}M "
       "params, {:.1f} MB); weights are RANDOM (seed {}), not a trained model: its output is "

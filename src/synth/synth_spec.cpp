@@ -22,12 +22,22 @@ constexpr TensorType kSynthTypes[] = {
     TensorType::Q5_0, TensorType::IQ4_NL, TensorType::Q2_K,   TensorType::Q3_K, TensorType::Q4_K,
     TensorType::Q5_K, TensorType::Q6_K,   TensorType::IQ4_XS,
 };
-constexpr Mix kMixes[] = {Mix::kQ3_K_M, Mix::kQ4_K_M, Mix::kQ5_K_M};
+constexpr Mix kMixes[] = {Mix::kQ3_K_M, Mix::kQ4_K_M, Mix::kQ5_K_M, Mix::kMXFP4_MOE};
+
+// The `--type` value of a mix: its name in lower case, except MXFP4_MOE's, which also answers
+// to its llama.cpp name.
+std::string mix_flag(Mix m) {
+  return m == Mix::kMXFP4_MOE ? "mxfp4" : util::ascii_lower(mix_name(m));
+}
 
 }  // namespace
 
 bool is_moe_arch(std::string_view arch) {
-  return arch == "qwen3moe" || arch == "qwen35moe";
+  return arch == "qwen3moe" || arch == "gpt-oss" || arch == "qwen35moe";
+}
+
+int64_t head_dim_of(const SynthSpec& spec) {
+  return spec.head_dim > 0 ? spec.head_dim : spec.embd / std::max<int64_t>(1, spec.heads);
 }
 
 bool synth_type_supported(TensorType t) {
@@ -42,6 +52,8 @@ std::string_view mix_name(Mix m) {
       return "Q4_K_M";
     case Mix::kQ5_K_M:
       return "Q5_K_M";
+    case Mix::kMXFP4_MOE:
+      return "MXFP4_MOE";
     default:
       return "";
   }
@@ -55,6 +67,8 @@ TensorType mix_base_type(Mix m) {
       return TensorType::Q4_K;
     case Mix::kQ5_K_M:
       return TensorType::Q5_K;
+    case Mix::kMXFP4_MOE:
+      return TensorType::Q8_0;
     default:
       return TensorType::F32;
   }
@@ -63,7 +77,7 @@ TensorType mix_base_type(Mix m) {
 std::string synth_type_list() {
   std::vector<std::string> names;
   for (TensorType t : kSynthTypes) names.push_back(util::ascii_lower(gguf::type_name(t)));
-  for (Mix m : kMixes) names.push_back(util::ascii_lower(mix_name(m)));
+  for (Mix m : kMixes) names.push_back(mix_flag(m));
   std::string out = names.front();
   for (size_t i = 1; i < names.size(); ++i) {
     out += (i + 1 == names.size() ? " or " : ", ") + names[i];
@@ -73,7 +87,7 @@ std::string synth_type_list() {
 
 void parse_synth_type(std::string_view name, SynthSpec& spec) {
   for (Mix m : kMixes) {
-    if (util::iequals(name, mix_name(m))) {
+    if (util::iequals(name, mix_name(m)) || util::iequals(name, mix_flag(m))) {
       spec.mix = m;
       spec.type = mix_base_type(m);
       return;
@@ -120,7 +134,7 @@ void check_moe(const SynthSpec& s) {
 // qwen35moe: attention heads of --head-dim (not embd / heads), the DeltaNet shape, the layer
 // pattern and the shared expert; every matrix row length must suit the type.
 void validate_hybrid(const SynthSpec& s) {
-  const int64_t hd = s.head_dim > 0 ? s.head_dim : s.embd / s.heads;
+  const int64_t hd = head_dim_of(s);
   check_range("--head-dim", hd, 16, 1024);
   if (hd % 8 != 0) {
     throw SynthError(
@@ -156,8 +170,8 @@ void validate_hybrid(const SynthSpec& s) {
 
 void validate(const SynthSpec& s) {
   if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && !is_moe_arch(s.arch)) {
-    throw SynthError(
-        fmt::format("--arch {}: expected llama, qwen2, qwen3, qwen3moe or qwen35moe", s.arch));
+    throw SynthError(fmt::format(
+        "--arch {}: expected llama, qwen2, qwen3, qwen3moe, gpt-oss or qwen35moe", s.arch));
   }
   check_range("--embd", s.embd, 1, 1 << 16);
   check_range("--layers", s.layers, 1, 1024);
@@ -165,13 +179,14 @@ void validate(const SynthSpec& s) {
   check_range("--kv-heads", s.kv_heads, 1, 1024);
   check_range("--ff", s.ff, 1, 1 << 18);
   check_range("--ctx", s.ctx, 1, 1 << 24);
-  if (s.arch != "qwen35moe" && s.head_dim != 0) {
-    throw SynthError(
-        fmt::format("--head-dim {}: only --arch qwen35moe takes it (the others have "
-                    "heads of embd / heads); drop the flag",
-                    s.head_dim));
-  }
-  if (s.head_dim == 0 && s.embd % s.heads != 0) {
+  if (s.head_dim != 0) {
+    check_range("--head-dim", s.head_dim, 2, 1024);
+    if (s.head_dim % 2 != 0) {
+      throw SynthError(fmt::format(
+          "--head-dim {}: rotary embeddings need an even head dimension; use --head-dim {}",
+          s.head_dim, s.head_dim + 1));
+    }
+  } else if (s.embd % s.heads != 0) {
     throw SynthError(
         fmt::format("--embd {} is not a multiple of --heads {}: head_dim = embd/heads "
                     "must be a whole number",
@@ -189,21 +204,28 @@ void validate(const SynthSpec& s) {
                     "serve a whole group of query heads",
                     s.heads, s.kv_heads));
   }
+  if (s.mix != Mix::kNone && s.type != mix_base_type(s.mix)) {
+    throw SynthError(fmt::format("the {} mix has base type {}, not {}: use --type {}",
+                                 mix_name(s.mix), gguf::type_name(mix_base_type(s.mix)),
+                                 gguf::type_name(s.type), mix_flag(s.mix)));
+  }
+  if (s.type == TensorType::MXFP4) {
+    throw SynthError(
+        "type mxfp4 comes only as the MXFP4_MOE mix (base type q8_0, the experts in mxfp4): "
+        "use --type mxfp4");
+  }
   if (!synth_type_supported(s.type)) {
     throw SynthError(
         fmt::format("--type {}: expected {}", gguf::type_name(s.type), synth_type_list()));
   }
-  if (s.mix != Mix::kNone && s.type != mix_base_type(s.mix)) {
-    throw SynthError(fmt::format("the {} mix has base type {}, not {}: use --type {}",
-                                 mix_name(s.mix), gguf::type_name(mix_base_type(s.mix)),
-                                 gguf::type_name(s.type), util::ascii_lower(mix_name(s.mix))));
-  }
   if (s.arch == "qwen35moe") return validate_hybrid(s);
   check_block("--embd", s.embd, s.type);
+  if (s.head_dim != 0) check_block("--heads x --head-dim", s.heads * s.head_dim, s.type);
   if (!is_moe_arch(s.arch)) {
     check_block("--ff", s.ff, s.type);
     return;
   }
+  if (s.arch == "gpt-oss") check_range("--swa", s.swa, 1, 1 << 24);
   check_moe(s);
 }
 

@@ -122,6 +122,48 @@ TEST(Synth, Qwen3MoeHasRouterAndExpertTensors) {
   EXPECT_EQ(f->tensors().size(), 3u + 2u * 12u);
 }
 
+// gpt-oss as llama.cpp's converter writes it: biased attention with sinks, post_attention_norm,
+// a biased router and biased experts, the window and YaRN keys, key_length and value_length.
+TEST(Synth, GptOssTensorsAndKeys) {
+  SynthSpec s = tiny("gpt-oss", TensorType::Q8_0);
+  s.head_dim = 32;  // q width 4 x 32 = 128 over embd 64
+  s.experts = 6;
+  s.experts_used = 2;
+  s.expert_ff = 32;
+  s.swa = 16;
+  auto f = build(s, "gpt-oss.gguf");
+  EXPECT_EQ(f->get_string("general.architecture"), "gpt-oss");
+  EXPECT_EQ(f->get_int("gpt-oss.attention.sliding_window"), 16);
+  EXPECT_EQ(f->get_int("gpt-oss.attention.key_length"), 32);
+  EXPECT_EQ(f->get_int("gpt-oss.attention.value_length"), 32);
+  EXPECT_EQ(f->get_int("gpt-oss.feed_forward_length"), 32);
+  EXPECT_EQ(f->get_string("gpt-oss.rope.scaling.type"), "yarn");
+  EXPECT_FLOAT_EQ(f->get_float("gpt-oss.rope.scaling.factor"), 32.0f);
+  EXPECT_EQ(f->get_int("gpt-oss.rope.scaling.original_context_length"), 4096);
+  EXPECT_FLOAT_EQ(f->get_float("gpt-oss.rope.freq_base"), 150000.0f);
+  EXPECT_FALSE(f->has("gpt-oss.rope.dimension_count"));
+  expect_dims(*f, "blk.1.attn_q.weight", {64, 128});
+  expect_dims(*f, "blk.1.attn_q.bias", {128});
+  expect_dims(*f, "blk.1.attn_k.bias", {64});
+  expect_dims(*f, "blk.1.attn_output.weight", {128, 64});
+  expect_dims(*f, "blk.1.attn_output.bias", {64});
+  expect_dims(*f, "blk.1.attn_sinks.weight", {4});
+  expect_dims(*f, "blk.1.post_attention_norm.weight", {64});
+  expect_dims(*f, "blk.1.ffn_gate_inp.bias", {6});
+  expect_dims(*f, "blk.1.ffn_gate_exps.bias", {32, 6});
+  expect_dims(*f, "blk.1.ffn_up_exps.bias", {32, 6});
+  expect_dims(*f, "blk.1.ffn_down_exps.bias", {64, 6});
+  expect_dims(*f, "blk.1.ffn_down_exps.weight", {32, 64, 6});
+  EXPECT_EQ(f->find_tensor("blk.1.ffn_norm.weight"), nullptr);
+  EXPECT_EQ(f->find_tensor("blk.1.attn_q_norm.weight"), nullptr);
+  EXPECT_EQ(f->find_tensor("blk.1.attn_sinks.weight")->type, TensorType::F32);
+  EXPECT_EQ(f->find_tensor("blk.1.ffn_down_exps.bias")->type, TensorType::F32);
+  EXPECT_EQ(f->find_tensor("blk.1.ffn_down_exps.weight")->type, TensorType::Q8_0);
+  EXPECT_NE(f->find_tensor("output.weight"), nullptr);
+  // token_embd, output, output_norm + per layer 19.
+  EXPECT_EQ(f->tensors().size(), 3u + 2u * 19u);
+}
+
 // Each expert of a 3-D tensor has its own random rows and the fan-in scale of its matrices.
 TEST(Synth, Qwen3MoeExpertsDiffer) {
   SynthSpec s = tiny("qwen3moe");
@@ -257,7 +299,10 @@ TEST(Synth, FileTypeNamesTheTypeOrMix) {
     s.layers = 1;
     EXPECT_EQ(build(s, "ft.gguf")->get_int("general.file_type"), ftype) << gguf::type_name(t);
   }
-  for (auto [mix, ftype] : {std::pair{Mix::kQ3_K_M, 12}, {Mix::kQ4_K_M, 15}, {Mix::kQ5_K_M, 17}}) {
+  for (auto [mix, ftype] : {std::pair{Mix::kQ3_K_M, 12},
+                            {Mix::kQ4_K_M, 15},
+                            {Mix::kQ5_K_M, 17},
+                            {Mix::kMXFP4_MOE, 38}}) {
     SynthSpec s = tiny("qwen3", mix_base_type(mix));
     s.mix = mix;
     s.embd = 256;
@@ -375,6 +420,92 @@ TEST(Synth, MixesMatchLlamaCppFiles) {
   }
 }
 
+// MXFP4_MOE: the 3-D expert tensors in MXFP4, the router F32, every other matrix Q8_0 (the
+// output and token_embd too); a dense model gets Q8_0 throughout. The experts read back as the
+// F32 model's weights (same seed) to MXFP4's precision.
+TEST(Synth, Mxfp4MoeWritesTheExpertsInMxfp4) {
+  SynthSpec s = tiny("qwen3moe", TensorType::Q8_0);
+  s.mix = Mix::kMXFP4_MOE;
+  s.embd = 128;
+  s.expert_ff = 96;
+  auto f = build(s, "mx.gguf");
+  int experts = 0;
+  for (const auto& t : f->tensors()) {
+    TensorType want = TensorType::F32;
+    if (t.name.find("_exps.") != std::string::npos) {
+      want = TensorType::MXFP4;
+      ++experts;
+    } else if (t.dims.size() == 2 && t.name.find("ffn_gate_inp") == std::string::npos) {
+      want = TensorType::Q8_0;
+    }
+    EXPECT_EQ(t.type, want) << t.name;
+  }
+  EXPECT_EQ(experts, 3 * 2);
+  EXPECT_EQ(f->find_tensor("output.weight")->type, TensorType::Q8_0);
+  EXPECT_EQ(f->get_int("general.file_type"), 38);
+
+  SynthSpec plain = s;
+  plain.mix = Mix::kNone;
+  plain.type = TensorType::F32;
+  auto ref = build(plain, "f32.gguf");
+  for (const char* name : {"blk.1.ffn_gate_exps.weight", "blk.1.ffn_down_exps.weight"}) {
+    const auto* q = f->find_tensor(name);
+    const auto* x = ref->find_tensor(name);
+    ASSERT_EQ(q->dims, x->dims) << name;
+    const auto n = int64_t(q->n_elements);
+    std::vector<float> y(static_cast<size_t>(n));
+    kernels::dequantize_row(TensorType::MXFP4, f->tensor_data(*q), y.data(), n);
+    const auto* xv = reinterpret_cast<const float*>(ref->tensor_data(*x));
+    double num = 0, den = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      num += (double(xv[k]) - y[size_t(k)]) * (double(xv[k]) - y[size_t(k)]);
+      den += double(xv[k]) * xv[k];
+    }
+    EXPECT_LT(std::sqrt(num / den), 0.12) << name;  // uniform weights: about 0.10
+  }
+
+  SynthSpec dense = tiny("llama", TensorType::Q8_0);
+  dense.mix = Mix::kMXFP4_MOE;
+  for (const auto& t : build(dense, "dense.gguf")->tensors()) {
+    EXPECT_EQ(t.type, t.dims.size() == 2 ? TensorType::Q8_0 : TensorType::F32) << t.name;
+  }
+  SynthSpec wrong = tiny("qwen3moe", TensorType::MXFP4);
+  wrong.mix = Mix::kMXFP4_MOE;
+  EXPECT_NE(spec_error_of(wrong).find("MXFP4_MOE mix has base type q8_0"), std::string::npos)
+      << spec_error_of(wrong);
+  wrong.mix = Mix::kNone;  // the type alone: only the mix writes it
+  EXPECT_NE(spec_error_of(wrong).find("only as the MXFP4_MOE mix"), std::string::npos)
+      << spec_error_of(wrong);
+  wrong = tiny("qwen3moe", TensorType::Q8_0);
+  wrong.mix = Mix::kMXFP4_MOE;
+  wrong.expert_ff = 48;
+  EXPECT_NE(spec_error_of(wrong).find("--expert-ff 48"), std::string::npos) << spec_error_of(wrong);
+}
+
+// The types llama.cpp's llama-quantize gave the gpt-oss reference model under MXFP4_MOE, for
+// every tensor a qwen3moe model also has (embeddings, output, attention, router, experts).
+TEST(Synth, Mxfp4MoeMatchesLlamaCppFile) {
+  BATON_REQUIRE_SHARED(path, "models/arch/synth-gpt-oss-MXFP4_MOE.gguf");
+  const auto theirs = GgufFile::open(path.string());
+  SynthSpec s = tiny("qwen3moe", TensorType::Q8_0);
+  s.mix = Mix::kMXFP4_MOE;
+  s.embd = 256;
+  s.layers = 4;
+  s.heads = 4;
+  s.kv_heads = 2;
+  s.experts = 8;
+  s.expert_ff = 32;
+  const auto ours = build(s, "mx.gguf");
+  int shared = 0;
+  for (const auto& t : theirs->tensors()) {
+    const gguf::TensorInfo* mine = ours->find_tensor(t.name);
+    if (mine == nullptr) continue;  // gpt-oss's own tensors (biases, sinks, post-attention norm)
+    EXPECT_EQ(mine->type, t.type) << t.name;
+    ++shared;
+  }
+  EXPECT_EQ(shared, 3 + 4 * 9);
+}
+
 TEST(Synth, ParseSynthTypeTakesTypesAndMixes) {
   SynthSpec s;
   parse_synth_type("IQ4_XS", s);
@@ -389,7 +520,13 @@ TEST(Synth, ParseSynthTypeTakesTypesAndMixes) {
   parse_synth_type("q2_k", s);
   EXPECT_EQ(s.type, TensorType::Q2_K);
   EXPECT_EQ(s.mix, Mix::kNone);
-  for (const char* bad : {"q5_1", "q8_k", "q4_k_s", "bogus", ""}) {
+  for (const char* mx : {"mxfp4", "MXFP4", "mxfp4_moe", "MXFP4_MOE"}) {
+    s = SynthSpec{};
+    parse_synth_type(mx, s);
+    EXPECT_EQ(s.type, TensorType::Q8_0) << mx;
+    EXPECT_EQ(s.mix, Mix::kMXFP4_MOE) << mx;
+  }
+  for (const char* bad : {"q5_1", "q8_k", "q4_k_s", "mxfp4_m", "bogus", ""}) {
     try {
       parse_synth_type(bad, s);
       ADD_FAILURE() << "accepted " << bad;
@@ -401,7 +538,7 @@ TEST(Synth, ParseSynthTypeTakesTypesAndMixes) {
   }
   EXPECT_EQ(synth_type_list(),
             "f32, f16, q8_0, q4_0, q4_1, q5_0, iq4_nl, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs, "
-            "q3_k_m, q4_k_m or q5_k_m");
+            "q3_k_m, q4_k_m, q5_k_m or mxfp4");
 }
 
 std::string spec_error(const SynthSpec& s) {
@@ -434,6 +571,20 @@ TEST(Synth, FlagErrorsNameTheFlagAndTheFix) {
   s = tiny("qwen3moe");
   s.experts = 0;
   EXPECT_NE(spec_error(s).find("--experts 0"), std::string::npos) << spec_error(s);
+  s = tiny("gpt-oss");
+  s.swa = 0;
+  EXPECT_NE(spec_error(s).find("--swa 0: expected a value in 1.."), std::string::npos)
+      << spec_error(s);
+  s = tiny("gpt-oss");
+  s.head_dim = 33;
+  EXPECT_NE(spec_error(s).find("--head-dim 33: rotary embeddings need an even head dimension"),
+            std::string::npos)
+      << spec_error(s);
+  s = tiny("llama", TensorType::Q4_K);
+  s.embd = 256;
+  s.ff = 256;
+  s.head_dim = 32;  // q width 4 x 32 = 128: not whole Q4_K blocks
+  EXPECT_NE(spec_error(s).find("--heads x --head-dim 128"), std::string::npos) << spec_error(s);
   s = tiny("qwen3moe", TensorType::Q4_K);
   s.embd = 256;
   s.expert_ff = 32;
@@ -457,6 +608,29 @@ TEST(Synth, FlagErrorsNameTheFlagAndTheFix) {
   EXPECT_NE(spec_error(s).find("--type q5_1: expected f32"), std::string::npos) << spec_error(s);
   EXPECT_EQ(spec_error(tiny("qwen3")), "");
   EXPECT_THROW(write_synthetic_model(tiny("llama", TensorType::Q4_K), "unused.gguf"), SynthError);
+}
+
+TEST(Synth, HeadDimWiderThanEmbdOverHeads) {
+  // Qwen3-30B-A3B's shape: the q width (heads x 128) is twice embd.
+  SynthSpec s = tiny("qwen3");
+  s.head_dim = 32;
+  auto f = build(s, "qwen3-hd32.gguf");
+  expect_dims(*f, "blk.0.attn_q.weight", {64, 128});
+  expect_dims(*f, "blk.0.attn_k.weight", {64, 64});
+  expect_dims(*f, "blk.0.attn_output.weight", {128, 64});
+  expect_dims(*f, "blk.0.attn_q_norm.weight", {32});
+  EXPECT_EQ(f->get_int("qwen3.attention.key_length"), 32);
+  EXPECT_EQ(f->get_int("qwen3.attention.value_length"), 32);
+  EXPECT_EQ(f->get_int("qwen3.rope.dimension_count"), 32);
+  // Without it, no key_length is written (the reader derives embd / heads).
+  EXPECT_EQ(build(tiny("qwen3"), "qwen3-hd16.gguf")->find("qwen3.attention.key_length"), nullptr);
+  s.head_dim = 33;
+  EXPECT_NE(spec_error(s).find("--head-dim 33"), std::string::npos) << spec_error(s);
+  s = tiny("llama");
+  s.heads = 5;
+  s.kv_heads = 1;
+  s.head_dim = 16;  // embd 64 is no multiple of 5 heads, but the width is given
+  EXPECT_EQ(spec_error(s), "");
 }
 
 std::string spec_error_of(const SynthSpec& s) {

@@ -104,6 +104,11 @@ TEST(HybridModel, Q4_K_MBatchInvariant) {
   expect_invariant(hybrid_model(TensorType::Q4_K, synth::Mix::kQ4_K_M), 2);
 }
 
+// gpt-oss's MXFP4_MOE mix: the routed experts through the MXFP4 kernels, the rest Q8_0.
+TEST(HybridModel, MXFP4_MOEBatchInvariant) {
+  expect_invariant(hybrid_model(TensorType::Q8_0, synth::Mix::kMXFP4_MOE), 2);
+}
+
 TEST(HybridModel, F32BatchInvariantOnOneThread) {
   expect_invariant(hybrid_model(TensorType::F32), 1);
 }
@@ -301,11 +306,13 @@ TEST(HybridModel, WrittenTypesRunAndFollowF32) {
     synth::Mix mix;
     double min_cosine;
   };
-  // Measured: F16 1.000, Q8_0 0.902, Q6_K 0.950, Q4_K_M 0.632; another seed's F32 model -0.01.
+  // Measured: F16 1.000, Q8_0 0.902, Q6_K 0.950, Q4_K_M 0.632, MXFP4_MOE 0.839; another seed's
+  // F32 model -0.01.
   const Case cases[] = {{TensorType::F16, synth::Mix::kNone, 0.999},
                         {TensorType::Q8_0, synth::Mix::kNone, 0.8},
                         {TensorType::Q6_K, synth::Mix::kNone, 0.85},
-                        {TensorType::Q4_K, synth::Mix::kQ4_K_M, 0.5}};
+                        {TensorType::Q4_K, synth::Mix::kQ4_K_M, 0.5},
+                        {TensorType::Q8_0, synth::Mix::kMXFP4_MOE, 0.7}};
   const auto ref = first_logits(hybrid_model(TensorType::F32));
   const double unrelated =
       cosine(ref, first_logits(hybrid_model(TensorType::F32, synth::Mix::kNone, 4, 8)));
@@ -316,6 +323,11 @@ TEST(HybridModel, WrittenTypesRunAndFollowF32) {
     auto f = gguf::GgufFile::open(path);
     EXPECT_EQ(f->find_tensor("blk.0.ssm_conv1d.weight")->type, TensorType::F32) << path;
     EXPECT_EQ(f->find_tensor("blk.0.attn_qkv.weight")->type, c.type) << path;
+    if (c.mix == synth::Mix::kMXFP4_MOE) {
+      // gpt-oss's layout on the hybrid: the routed experts in MXFP4, the shared expert Q8_0.
+      EXPECT_EQ(f->find_tensor("blk.0.ffn_up_exps.weight")->type, TensorType::MXFP4) << path;
+      EXPECT_EQ(f->find_tensor("blk.0.ffn_up_shexp.weight")->type, TensorType::Q8_0) << path;
+    }
     const auto logits = first_logits(path);
     ASSERT_EQ(logits.size(), ref.size());
     for (float v : logits) ASSERT_TRUE(std::isfinite(v));

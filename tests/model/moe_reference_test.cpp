@@ -1,5 +1,6 @@
-// baton's real engine on mixture-of-experts models against the logits llama.cpp computed on the
-// same files (../shared/models/arch/README.md): every position of a 48-token prompt.
+// baton's real engine on mixture-of-experts models (qwen3moe, gpt-oss, qwen35moe) against the
+// logits llama.cpp computed on the same files (../shared/models/arch/README.md): every position of
+// a 48-token prompt (positions 16 and on of gpt-oss depend on its sliding window).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,6 +29,10 @@ struct Case {
   // `cap`; a wrong expert layout or gating moves every position by far more.
   int max_flips;
   double cap;
+  // The median over positions of the same measure: router flips move single positions, a wrong
+  // feature (window, sinks, YaRN, a bias) moves the median by a logprob or more (the README's
+  // max/median table).
+  double median;
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
@@ -61,6 +66,7 @@ TEST_P(MoeReference, TopLogprobsMatchLlamaCpp) {
   const auto got = testing::logits_per_position(*eng, ref.ids);
   double worst = 0, worst_kept = 0;
   int flips = 0, compared_argmax = 0, rows = 0;
+  std::vector<double> errs;
   for (size_t p = 0; p < ref.ids.size(); ++p) {
     if (ref.rows[p].empty()) continue;
     ++rows;
@@ -70,6 +76,7 @@ TEST_P(MoeReference, TopLogprobsMatchLlamaCpp) {
     double err = 0;
     for (size_t i : top) err = std::max(err, std::abs(want[i] - have[i]));
     worst = std::max(worst, err);
+    errs.push_back(err);
     EXPECT_LE(err, c.cap) << c.file << " position " << p;
     if (err > c.bound) {
       ++flips;
@@ -86,11 +93,14 @@ TEST_P(MoeReference, TopLogprobsMatchLlamaCpp) {
           << c.file << " position " << p;
     }
   }
+  std::sort(errs.begin(), errs.end());
+  const double median = errs.empty() ? 0 : errs[errs.size() / 2];
   std::printf(
       "[ measure  ] %s: max |d logprob| over the top 5: %.5f, %.5f without the %d position(s) "
-      "above the bound %.3f; argmax compared at %d of %d\n",
-      c.file, worst, worst_kept, flips, c.bound, compared_argmax, rows);
+      "above the bound %.3f; median %.5f; argmax compared at %d of %d\n",
+      c.file, worst, worst_kept, flips, c.bound, median, compared_argmax, rows);
   EXPECT_EQ(rows, static_cast<int>(ref.ids.size()));
+  EXPECT_LE(median, c.median) << c.file;
   EXPECT_LE(flips, c.max_flips) << c.file;
   EXPECT_GE(compared_argmax, rows / 3) << c.file << ": too few positions to check the argmax";
 }
@@ -104,16 +114,31 @@ TEST_P(MoeReference, BatchInvariant) {
 }
 
 // Measured at avx512-vnni, avx2 and scalar, noted per file as top-5 error without flips /
-// flips / worst. F32 has no activation rounding, so no flips: it differs from llama.cpp in the
-// order of float operations only. The quantized files add the difference between baton's 8-bit
-// activations and llama.cpp's (q8_0 per 32, q8_K per 256 for the K-quants): on this model that
-// alone moves the top 5 by up to ~0.07 (baton on these files against baton on the same weights
-// dequantized to F32 measures the same), more than on the dense model of QuantReference, whose
-// FFNs are 768 wide instead of 32.
+// flips / worst / median. F32 has no activation rounding, so no flips: it differs from llama.cpp
+// in the order of float operations only (qwen3moe 0.003, gpt-oss 0.007 at worst). The quantized
+// files add the difference between baton's 8-bit activations (a float scale per 32) and
+// llama.cpp's (q8_0: an F16 scale per 32; q8_K for the K-quants: one scale per 256): on
+// qwen3moe that alone moves the top 5 by up to ~0.07 (baton on these files against baton on the
+// same weights dequantized to F32 measures the same), more than on the dense model of
+// QuantReference, whose FFNs are 768 wide instead of 32.
+//
+// gpt-oss is far more sensitive to that rounding: rounding only the activations' scale to F16
+// moves baton's own Q8_0 logits by 0.05 to 0.19 (0.94 at one position), and its Q4_K_M file
+// flips a router at a third of the positions (Q8_0 0.097-0.128 / 1-3 above 0.13 / 1.00 / 0.06;
+// Q4_K_M 0.18-0.19 / 15-16 / 4.35 / 0.14). With llama.cpp's activation rounding emulated
+// (a measurement, not baton's kernels), Q4_K_M falls to 0.2 at all but one position and
+// matches position 0 exactly, so the flips come from that rounding, not from the layer. The
+// median keeps the test sharp there: without the window, sinks, YaRN or a bias the median moves
+// by 1 to 3. MXFP4_MOE (experts in MXFP4, every other matrix Q8_0): 0.107-0.123 / 0-1 / 0.52 /
+// 0.055, held to the Q8_0 file's bounds.
 INSTANTIATE_TEST_SUITE_P(Files, MoeReference,
-                         ::testing::Values(Case{"synth-qwen3moe-F32", 0.008, 0, 0.008},
-                                           Case{"synth-qwen3moe-Q8_0", 0.1, 4, 1.0},
-                                           Case{"synth-qwen3moe-Q4_K_M", 0.2, 3, 1.0}),
+                         ::testing::Values(Case{"synth-qwen3moe-F32", 0.008, 0, 0.008, 0.004},
+                                           Case{"synth-qwen3moe-Q8_0", 0.1, 4, 1.0, 0.08},
+                                           Case{"synth-qwen3moe-Q4_K_M", 0.2, 3, 1.0, 0.1},
+                                           Case{"synth-gpt-oss-F32", 0.008, 0, 0.008, 0.004},
+                                           Case{"synth-gpt-oss-Q8_0", 0.13, 3, 1.5, 0.12},
+                                           Case{"synth-gpt-oss-Q4_K_M", 0.2, 18, 5.0, 0.25},
+                                           Case{"synth-gpt-oss-MXFP4_MOE", 0.13, 3, 1.5, 0.12}),
                          [](const ::testing::TestParamInfo<Case>& i) {
                            std::string s = i.param.file;
                            std::replace(s.begin(), s.end(), '-', '_');
@@ -121,18 +146,18 @@ INSTANTIATE_TEST_SUITE_P(Files, MoeReference,
                          });
 
 // The hybrid qwen35moe (3 gated DeltaNet layers, 1 gated attention layer, routed and shared
-// experts), with the qwen3moe bounds. Measured (the same at every SIMD level), top-5 error
-// without flips / flips / worst: F32 0.0006 / 0 / 0.0006, Q8_0 0.099 / 10 / 0.62, Q4_K_M
-// 0.197 / 3 / 0.94. A router flip in a DeltaNet layer is not confined to its position as in
-// qwen3moe: it enters the layer's recurrent state and moves later positions too, hence more
-// positions above the bound. They come from the 8-bit activations alone: with llama.cpp's q8_0
-// rounding of the activations (127 / amax, the scale rounded to f16) in place of the kernels'
-// own, Q8_0 agrees to 0.063 at every position, no flip. Leaving out the shared expert moves
-// F32 by 4.8 (README), far above every bound here.
+// experts), with the qwen3moe bounds. Measured at avx512-vnni, avx2 and scalar, top-5 error
+// without flips / flips / worst / median: F32 0.0006 / 0 / 0.0006 / 0.0002, Q8_0 0.099 / 10 /
+// 0.62 / 0.068, Q4_K_M 0.181-0.197 / 3-4 / 0.94 / 0.093-0.094. A router flip in a DeltaNet layer
+// is not confined to its position as in qwen3moe: it enters the layer's recurrent state and moves
+// later positions too, hence more positions above the bound. They come from the 8-bit activations
+// alone: with llama.cpp's q8_0 rounding of the activations (127 / amax, the scale rounded to f16)
+// in place of the kernels' own, Q8_0 agrees to 0.063 at every position, no flip. Leaving out the
+// shared expert moves F32 by 4.8 (README), far above every bound here.
 INSTANTIATE_TEST_SUITE_P(HybridFiles, MoeReference,
-                         ::testing::Values(Case{"synth-qwen35moe-F32", 0.008, 0, 0.008},
-                                           Case{"synth-qwen35moe-Q8_0", 0.1, 12, 1.0},
-                                           Case{"synth-qwen35moe-Q4_K_M", 0.2, 6, 1.5}),
+                         ::testing::Values(Case{"synth-qwen35moe-F32", 0.008, 0, 0.008, 0.004},
+                                           Case{"synth-qwen35moe-Q8_0", 0.1, 12, 1.0, 0.1},
+                                           Case{"synth-qwen35moe-Q4_K_M", 0.2, 6, 1.5, 0.15}),
                          [](const ::testing::TestParamInfo<Case>& i) {
                            std::string s = i.param.file;
                            std::replace(s.begin(), s.end(), '-', '_');

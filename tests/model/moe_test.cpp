@@ -1,5 +1,5 @@
-// Mixture-of-experts layers on synthetic qwen3moe models (random weights): routing, batch
-// invariance, every type synth writes, the interleaved layout.
+// Mixture-of-experts layers on synthetic qwen3moe and gpt-oss models (random weights): routing,
+// activations, batch invariance, every type synth writes, the interleaved layout.
 #include "model/moe.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +16,8 @@
 #include "gguf/gguf_file.h"
 #include "invariance.h"
 #include "kernels/simd.h"
+#include "model/ops.h"
+#include "support/shared_files.h"
 #include "synth/synth_model.h"
 
 namespace baton {
@@ -44,20 +46,40 @@ synth::SynthSpec moe_spec(TensorType type, synth::Mix mix, bool small) {
   return spec;
 }
 
+// gpt-oss with 8 heads of 64 (a q width of 512 over embd 256), a window of 20 (not a multiple
+// of the cache's 16-position blocks) in layers 0 and 2 of 3.
+synth::SynthSpec gpt_oss_spec(TensorType type, synth::Mix mix) {
+  synth::SynthSpec spec = moe_spec(type, mix, false);
+  spec.arch = "gpt-oss";
+  spec.layers = 3;
+  spec.heads = 8;
+  spec.head_dim = 64;
+  spec.experts = 8;
+  spec.experts_used = 2;
+  spec.swa = 20;
+  return spec;
+}
+
 // Writes each model once per test process.
-std::string moe_model(TensorType type, synth::Mix mix = synth::Mix::kNone, bool small = false) {
+std::string moe_model(TensorType type, synth::Mix mix = synth::Mix::kNone, bool small = false,
+                      const std::string& arch = "qwen3moe") {
   static std::mutex mu;
   static std::map<std::string, std::string> made;
   std::lock_guard lock(mu);
   const std::string key =
-      std::string(small ? "small-" : "") +
+      arch + "-" + std::string(small ? "small-" : "") +
       std::string(mix == synth::Mix::kNone ? gguf::type_name(type) : synth::mix_name(mix));
   if (auto it = made.find(key); it != made.end()) return it->second;
-  auto dir = std::filesystem::temp_directory_path() / "baton-tests" / "model-moe";
+  const auto dir = testing::scratch_root() / "model-moe";
   std::filesystem::create_directories(dir);
-  const auto path = (dir / ("qwen3moe-" + key + ".gguf")).string();
-  synth::write_synthetic_model(moe_spec(type, mix, small), path);
+  const auto path = (dir / (key + ".gguf")).string();
+  synth::write_synthetic_model(
+      arch == "gpt-oss" ? gpt_oss_spec(type, mix) : moe_spec(type, mix, small), path);
   return made[key] = path;
+}
+
+std::string gpt_oss_model(TensorType type, synth::Mix mix = synth::Mix::kNone) {
+  return moe_model(type, mix, false, "gpt-oss");
 }
 
 std::vector<int32_t> some_prompt(int n, int32_t n_vocab) {
@@ -111,6 +133,49 @@ TEST(MoeRouting, NanRanksLastAndKEqualsN) {
   EXPECT_EQ(ids[0], 2);
 }
 
+// gpt-oss: the k largest logits, then a softmax over those k alone (not over all experts).
+TEST(MoeRouting, TopKThenSoftmax) {
+  model::MoeParams p = params(5, 2, false);
+  p.gating = model::ExpertGating::TopKSoftmax;
+  const float logits[] = {0.5f, 2.0f, -1.0f, 1.0f, 2.5f};
+  int32_t ids[2];
+  float w[2];
+  model::route_experts(p, logits, ids, w);
+  EXPECT_EQ(ids[0], 4);
+  EXPECT_EQ(ids[1], 1);
+  EXPECT_NEAR(w[0], 1.0 / (1.0 + std::exp(-0.5)), 1e-6);
+  EXPECT_NEAR(w[1], 1.0 / (1.0 + std::exp(0.5)), 1e-6);
+  // One expert: weight exactly 1, whatever its logit.
+  p.n_used = 1;
+  model::route_experts(p, logits, ids, w);
+  EXPECT_EQ(ids[0], 4);
+  EXPECT_EQ(w[0], 1.0f);
+  // Ties to the lower id, NaN last.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float tied[] = {nan, 1.0f, 1.0f, -3.0f, 1.0f};
+  p.n_used = 3;
+  int32_t ids3[3];
+  float w3[3];
+  model::route_experts(p, tied, ids3, w3);
+  EXPECT_EQ(ids3[0], 1);
+  EXPECT_EQ(ids3[1], 2);
+  EXPECT_EQ(ids3[2], 4);
+  EXPECT_NEAR(w3[2], 1.0 / 3, 1e-6);
+}
+
+// gpt-oss's experts: x = min(gate, 7), y = clamp(up, -7, 7), x * sigmoid(1.702 x) * (y + 1).
+TEST(MoeActivation, ClampedSwiglu) {
+  std::vector<float> gate = {10.0f, -3.0f, 0.5f, 7.0f, -20.0f};
+  const std::vector<float> up = {10.0f, -9.0f, 0.25f, -7.5f, 1.0f};
+  auto want = [](double x, double y) { return x / (1 + std::exp(-1.702 * x)) * (y + 1); };
+  model::swiglu_oai(gate.data(), up.data(), 5, 1.702f, 7.0f);
+  EXPECT_NEAR(gate[0], want(7, 7), 1e-4);
+  EXPECT_NEAR(gate[1], want(-3, -7), 1e-5);
+  EXPECT_NEAR(gate[2], want(0.5, 0.25), 1e-6);
+  EXPECT_NEAR(gate[3], want(7, -7), 1e-4);
+  EXPECT_NEAR(gate[4], want(-20, 1), 1e-12);
+}
+
 // A sequence's logits are bit-identical alone, chunked, and batched with sequences that choose
 // other experts (and share some of its own), at 1 and 2 threads.
 void expect_invariant(const std::string& path, int threads) {
@@ -140,8 +205,26 @@ TEST(MoeModel, Q4_K_MBatchInvariant) {
   expect_invariant(moe_model(TensorType::Q4_K, synth::Mix::kQ4_K_M), 2);
 }
 
+TEST(MoeModel, Mxfp4MoeBatchInvariant) {
+  expect_invariant(moe_model(TensorType::Q8_0, synth::Mix::kMXFP4_MOE), 2);
+}
+
 TEST(MoeModel, F32BatchInvariantOnOneThread) {
   expect_invariant(moe_model(TensorType::F32), 1);
+}
+
+// gpt-oss: the 70-token prompt is longer than the window (20), so its windowed layers mask and
+// skip blocks, differently in each chunking, beside companions whose windows start elsewhere.
+TEST(MoeModel, GptOssQ8_0BatchInvariant) {
+  expect_invariant(gpt_oss_model(TensorType::Q8_0), 2);
+}
+
+TEST(MoeModel, GptOssQ4_K_MBatchInvariant) {
+  expect_invariant(gpt_oss_model(TensorType::Q4_K, synth::Mix::kQ4_K_M), 2);
+}
+
+TEST(MoeModel, GptOssF32BatchInvariantOnOneThread) {
+  expect_invariant(gpt_oss_model(TensorType::F32), 1);
 }
 
 TEST(MoeModel, LoadsExpertsAndCountsOnlyTheUsedOnesPerToken) {
@@ -198,7 +281,7 @@ TEST(MoeModel, EveryWrittenTypeRuns) {
   };
   // Measured (the same at every SIMD level): F16 1.000, Q8_0 1.000, Q4_0 0.982, Q4_1 0.988,
   // Q5_0 0.995, IQ4_NL 0.981, Q2_K 0.655, Q3_K 0.932, Q4_K 0.983, Q5_K 0.996, Q6_K 0.999,
-  // IQ4_XS 0.965, Q4_K_M 0.986.
+  // IQ4_XS 0.965, Q4_K_M 0.986, MXFP4_MOE 0.993 (its non-expert matrices are Q8_0).
   const Case cases[] = {
       {TensorType::F16, Mix::kNone, 0.999},   {TensorType::Q8_0, Mix::kNone, 0.995},
       {TensorType::Q4_0, Mix::kNone, 0.95},   {TensorType::Q4_1, Mix::kNone, 0.95},
@@ -206,11 +289,13 @@ TEST(MoeModel, EveryWrittenTypeRuns) {
       {TensorType::Q2_K, Mix::kNone, 0.5},    {TensorType::Q3_K, Mix::kNone, 0.85},
       {TensorType::Q4_K, Mix::kNone, 0.95},   {TensorType::Q5_K, Mix::kNone, 0.98},
       {TensorType::Q6_K, Mix::kNone, 0.99},   {TensorType::IQ4_XS, Mix::kNone, 0.93},
-      {TensorType::Q4_K, Mix::kQ4_K_M, 0.95},
+      {TensorType::Q4_K, Mix::kQ4_K_M, 0.95}, {TensorType::MXFP4, Mix::kMXFP4_MOE, 0.97},
   };
   const auto ref = first_logits(moe_model(TensorType::F32, Mix::kNone, true));
   for (const auto& c : cases) {
-    const auto path = moe_model(c.type, c.mix, true);
+    // A mix's experts may have another type than its base (MXFP4_MOE: MXFP4 and Q8_0).
+    const auto path =
+        moe_model(c.mix == Mix::kNone ? c.type : synth::mix_base_type(c.mix), c.mix, true);
     const std::string what = path.substr(path.rfind('/') + 1);
     auto f = gguf::GgufFile::open(path);
     EXPECT_EQ(f->find_tensor("blk.0.ffn_up_exps.weight")->type, c.type) << what;
@@ -227,8 +312,10 @@ TEST(MoeModel, EveryWrittenTypeRuns) {
 // Interleaved at load (the AVX-512 default), each expert's gate and up are stacked into one
 // matrix in 16-row tiles; the logits stay those of the file's layout within float rounding.
 TEST(MoeModel, InterleavedExpertsKeepTheLogits) {
-  for (auto type : {TensorType::Q8_0, TensorType::Q4_K}) {
-    const auto path = moe_model(type);
+  for (auto [type, mix] : {std::pair{TensorType::Q8_0, synth::Mix::kNone},
+                           {TensorType::Q4_K, synth::Mix::kNone},
+                           {TensorType::Q8_0, synth::Mix::kMXFP4_MOE}}) {
+    const auto path = moe_model(type, mix);
     engine::EngineOptions opts;
     opts.threads = 2;
     auto eng = engine::load_llama_engine(path, opts);
@@ -245,7 +332,7 @@ TEST(MoeModel, InterleavedExpertsKeepTheLogits) {
       scale = std::max(scale, std::fabs(plain[i]));
       worst = std::max(worst, std::fabs(plain[i] - tiled[i]));
     }
-    EXPECT_LE(worst, 2e-2f * scale) << gguf::type_name(type);
+    EXPECT_LE(worst, 2e-2f * scale) << path;
   }
 }
 

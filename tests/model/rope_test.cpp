@@ -87,5 +87,58 @@ TEST(Rope, Llama3ScalingSlowsOnlyLongWavelengths) {
   EXPECT_NEAR(s0[63], std::sin(1000 * f), 1e-6);
 }
 
+// gpt-oss's rope: base 150000 over 64 dims, YaRN factor 32 over an original context of 4096.
+// With beta_fast 32 and beta_slow 1 the ramp runs between pair floor(d(32)) = 8 and
+// ceil(d(1)) = 18, where d(b) = 64 ln(4096 / (2 pi b)) / (2 ln 150000) (8.09 and 17.39): pairs
+// up to 8 keep their frequency, pairs from 18 turn 32x slower, pair 13 halfway between. cos and
+// sin carry the magnitude factor 1 + 0.1 ln 32.
+TEST(Rope, YarnRampsFrequenciesAndScalesMagnitude) {
+  HParams h;
+  h.head_dim = h.n_rot = 64;
+  h.rope_base = 150000.0f;
+  h.rope_mode = RopeMode::Neox;
+  h.rope_scaling_type = "yarn";
+  h.rope_scaling_factor = 32.0f;
+  h.rope_orig_ctx = 4096;
+  const Rope r(h, {});
+  const double mscale = 1.0 + 0.1 * std::log(32.0);
+  std::vector<float> c(32), s(32);
+  r.angles(0, c.data(), s.data());
+  EXPECT_NEAR(c[0], mscale, 1e-6);
+  EXPECT_EQ(s[5], 0.0f);
+  const int32_t pos = 1000;
+  r.angles(pos, c.data(), s.data());
+  auto theta = [&](int32_t i) { return pos * std::pow(150000.0, -2.0 * i / 64); };
+  for (int32_t i : {0, 3, 8}) {
+    EXPECT_NEAR(c[i], std::cos(theta(i)) * mscale, 2e-6) << "pair " << i;
+    EXPECT_NEAR(s[i], std::sin(theta(i)) * mscale, 2e-6) << "pair " << i;
+  }
+  for (int32_t i : {18, 25, 31}) {
+    EXPECT_NEAR(s[i], std::sin(theta(i) / 32) * mscale, 2e-6) << "pair " << i;
+  }
+  EXPECT_NEAR(s[13], std::sin(theta(13) * (0.5 / 32 + 0.5)) * mscale, 2e-6);
+  // rope.scaling.attn_factor multiplies the magnitude further.
+  h.rope_attn_factor = 2.0f;
+  Rope twice(h, {});
+  std::vector<float> c2(32), s2(32);
+  twice.angles(pos, c2.data(), s2.data());
+  EXPECT_NEAR(c2[4], 2 * c[4], 1e-6);
+  // Applying it rotates and scales a NEOX pair (i, i + 32).
+  std::vector<float> v(64, 0.0f);
+  v[0] = 1.0f;
+  r.apply(v.data(), 1, c.data(), s.data());
+  EXPECT_NEAR(v[0], std::cos(theta(0)) * mscale, 2e-6);
+  EXPECT_NEAR(v[32], std::sin(theta(0)) * mscale, 2e-6);
+}
+
+// The models without YaRN keep cos and sin of magnitude 1 (their bits are unchanged).
+TEST(Rope, NoMagnitudeFactorWithoutYarn) {
+  const Rope r(tiny(RopeMode::Neox), {});
+  std::vector<float> c(2), s(2);
+  r.angles(7, c.data(), s.data());
+  EXPECT_EQ(c[0], static_cast<float>(std::cos(7.0)));
+  EXPECT_EQ(s[0], static_cast<float>(std::sin(7.0)));
+}
+
 }  // namespace
 }  // namespace baton::model

@@ -73,7 +73,8 @@ std::vector<Result> run_all(engine::Engine& eng, const SchedConfig& c,
 }
 
 // The model files the loop runs over: a dense trained model, and mixture-of-experts ones
-// (whose rows in a step choose experts that other rows share or not).
+// (whose rows in a step choose experts that other rows share or not; gpt-oss's windowed layers
+// see only the last 16 positions of prompts longer than that).
 class RealEngineModels : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RealEngineModels, ConcurrentGreedyRequestsMatchTheirSoloRuns) {
@@ -120,7 +121,9 @@ TEST_P(RealEngineModels, ConcurrentGreedyRequestsMatchTheirSoloRuns) {
 INSTANTIATE_TEST_SUITE_P(Files, RealEngineModels,
                          ::testing::Values("models/stories260K.gguf",
                                            "models/arch/synth-qwen3moe-Q8_0.gguf",
-                                           "models/arch/synth-qwen3moe-Q4_K_M.gguf"),
+                                           "models/arch/synth-qwen3moe-Q4_K_M.gguf",
+                                           "models/arch/synth-gpt-oss-Q8_0.gguf",
+                                           "models/arch/synth-gpt-oss-Q4_K_M.gguf"),
                          [](const ::testing::TestParamInfo<const char*>& i) {
                            std::string s = i.param;
                            s = s.substr(s.rfind('/') + 1);
