@@ -29,12 +29,29 @@ void run_synth(const SynthArgs& a) {
   synth::write_synthetic_model(spec, a.out);
 }
 
+// The hybrid's shape (qwen35moe): the DeltaNet layers, the shared expert.
+void register_hybrid_flags(CLI::App& cmd, synth::SynthSpec& s) {
+  cmd.add_option("--shared-ff", s.shared_ff,
+                 "feed-forward length of the shared expert (qwen35moe; default --expert-ff)");
+  cmd.add_option("--ssm-k-heads", s.ssm_k_heads, "DeltaNet key heads (qwen35moe)")
+      ->capture_default_str();
+  cmd.add_option("--ssm-v-heads", s.ssm_v_heads, "DeltaNet value heads (qwen35moe)")
+      ->capture_default_str();
+  cmd.add_option("--ssm-head-dim", s.ssm_head_dim, "DeltaNet head width (qwen35moe)")
+      ->capture_default_str();
+  cmd.add_option("--ssm-conv", s.ssm_conv, "DeltaNet convolution taps (qwen35moe)")
+      ->capture_default_str();
+  cmd.add_option("--full-attention-interval", s.full_attention_interval,
+                 "every n-th layer attends, the others are gated DeltaNet (qwen35moe)")
+      ->capture_default_str();
+}
+
 void register_synth(CLI::App& gguf) {
   auto args = std::make_shared<SynthArgs>();
   auto* cmd = gguf.add_subcommand("synth", "write a model of a real shape with RANDOM weights");
   auto& s = args->spec;
   cmd->add_option("out", args->out, "output .gguf path")->required();
-  cmd->add_option("--arch", s.arch, "llama | qwen2 | qwen3 | qwen3moe | gpt-oss")
+  cmd->add_option("--arch", s.arch, "llama | qwen2 | qwen3 | qwen3moe | gpt-oss | qwen35moe")
       ->capture_default_str();
   cmd->add_option("--embd", s.embd, "embedding length")->capture_default_str();
   cmd->add_option("--layers", s.layers, "number of blocks")->capture_default_str();
@@ -45,16 +62,18 @@ void register_synth(CLI::App& gguf) {
                   "head-dim may then differ from embd)")
       ->capture_default_str();
   cmd->add_option("--ff", s.ff, "feed-forward length")->capture_default_str();
-  cmd->add_option("--experts", s.experts, "experts per layer (qwen3moe, gpt-oss)")
+  cmd->add_option("--experts", s.experts, "experts per layer (qwen3moe, gpt-oss, qwen35moe)")
       ->capture_default_str();
-  cmd->add_option("--experts-used", s.experts_used, "experts each token uses (qwen3moe, gpt-oss)")
+  cmd->add_option("--experts-used", s.experts_used,
+                  "experts each token uses (qwen3moe, gpt-oss, qwen35moe)")
       ->capture_default_str();
   cmd->add_option("--expert-ff", s.expert_ff,
-                  "feed-forward length of each expert (qwen3moe, gpt-oss)")
+                  "feed-forward length of each expert (qwen3moe, gpt-oss, qwen35moe)")
       ->capture_default_str();
   cmd->add_option("--swa", s.swa,
                   "sliding window of the windowed layers (gpt-oss: layers 0, 2, 4, ...)")
       ->capture_default_str();
+  register_hybrid_flags(*cmd, s);
   cmd->add_option("--ctx", s.ctx, "context length")->capture_default_str();
   cmd->add_option("--type", args->type,
                   "f32|f16|q8_0|q4_0|q4_1|q5_0|iq4_nl|q2_k|q3_k|q4_k|q5_k|q6_k|iq4_xs for "

@@ -133,6 +133,63 @@ struct Planner {
   }
 };
 
+// qwen35moe: every full_attention_interval-th layer is gated attention (q rows [q, gate] per
+// head, q/k norms), the others gated DeltaNet; every FFN routed experts plus a shared expert.
+// Names and shapes as llama.cpp's converter writes them.
+std::vector<TensorPlan> plan_hybrid(const SynthSpec& s, uint64_t vocab, bool tied) {
+  Planner p{s, {}};
+  const uint64_t embd = s.embd, hd = head_dim_of(s);
+  const uint64_t q = s.heads * hd, kv = s.kv_heads * hd;
+  const uint64_t S = s.ssm_head_dim, hv = s.ssm_v_heads, V = hv * S;
+  const uint64_t conv = 2 * s.ssm_k_heads * S + V, K = s.ssm_conv;
+  const uint64_t ne = s.experts, eff = s.expert_ff, sff = s.shared_ff > 0 ? s.shared_ff : eff;
+  p.matrix("token_embd.weight", embd, vocab);
+  p.norm("output_norm.weight", embd);
+  if (!tied) p.matrix("output.weight", embd, vocab, Role::kOutput);
+  for (int64_t l = 0; l < s.layers; ++l) {
+    auto n = [l](const char* suffix) { return fmt::format("blk.{}.{}", l, suffix); };
+    p.norm(n("attn_norm.weight"), embd);
+    p.norm(n("post_attention_norm.weight"), embd);
+    if ((l + 1) % s.full_attention_interval != 0) {
+      p.matrix(n("attn_qkv.weight"), embd, conv);
+      p.matrix(n("attn_gate.weight"), embd, V);
+      // Taps of a depthwise convolution (rows of d_conv) stay F32, as llama-quantize keeps them.
+      p.out.push_back({n("ssm_conv1d.weight"),
+                       TensorType::F32,
+                       {K, conv},
+                       0.0f,
+                       1.0f / std::sqrt(static_cast<float>(K))});
+      p.out.push_back({n("ssm_dt.bias"), TensorType::F32, {hv}, 0.0f, 1.0f});
+      // -exp(A_log): negative, so every step decays the state.
+      p.out.push_back({n("ssm_a"), TensorType::F32, {hv}, -1.0f, 0.4f});
+      p.matrix(n("ssm_beta.weight"), embd, hv);
+      p.matrix(n("ssm_alpha.weight"), embd, hv);
+      p.norm(n("ssm_norm.weight"), S);
+      p.matrix(n("ssm_out.weight"), V, embd, Role::kAttnOutput, l);
+    } else {
+      p.matrix(n("attn_q.weight"), embd, 2 * q);
+      p.matrix(n("attn_k.weight"), embd, kv);
+      p.matrix(n("attn_v.weight"), embd, kv, Role::kAttnV, l);
+      p.matrix(n("attn_output.weight"), q, embd, Role::kAttnOutput, l);
+      p.norm(n("attn_q_norm.weight"), hd);
+      p.norm(n("attn_k_norm.weight"), hd);
+    }
+    p.router(n("ffn_gate_inp.weight"), embd, ne);
+    p.experts(n("ffn_gate_exps.weight"), embd, eff, ne);
+    p.experts(n("ffn_up_exps.weight"), embd, eff, ne);
+    p.experts(n("ffn_down_exps.weight"), eff, embd, ne, Role::kFfnDown, l);
+    p.out.push_back({n("ffn_gate_inp_shexp.weight"),
+                     TensorType::F32,
+                     {embd},
+                     0.0f,
+                     1.0f / std::sqrt(static_cast<float>(embd))});
+    p.matrix(n("ffn_gate_shexp.weight"), embd, sff);
+    p.matrix(n("ffn_up_shexp.weight"), embd, sff);
+    p.matrix(n("ffn_down_shexp.weight"), sff, embd, Role::kFfnDown, l);
+  }
+  return std::move(p.out);
+}
+
 // A gpt-oss layer as llama.cpp's converter writes it: biased q/k/v/o, a sink logit per head,
 // post_attention_norm where other archs have ffn_norm, a biased router and biased experts.
 void plan_gpt_oss_layer(Planner& p, const SynthSpec& s, int64_t l, uint64_t q, uint64_t kv) {
@@ -160,6 +217,7 @@ void plan_gpt_oss_layer(Planner& p, const SynthSpec& s, int64_t l, uint64_t q, u
 }
 
 std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool tied) {
+  if (s.arch == "qwen35moe") return plan_hybrid(s, vocab, tied);
   Planner p{s, {}};
   const uint64_t embd = s.embd, hd = head_dim_of(s);
   const uint64_t q = s.heads * hd, kv = s.kv_heads * hd, ff = s.ff;
@@ -202,6 +260,26 @@ std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool ti
   return std::move(p.out);
 }
 
+// qwen35moe's keys beyond the common ones: a quarter of each head rotated (IMRoPE sections as the
+// real files split them), the shared expert, the DeltaNet shape and the layer pattern.
+void write_hybrid_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
+  const std::string a = s.arch + ".";
+  const auto hd = static_cast<uint32_t>(head_dim_of(s));
+  const int32_t pairs = static_cast<int32_t>(hd / 8), th = (pairs + 2) / 3;
+  w.set_f32(a + "attention.layer_norm_rms_epsilon", 1e-6f);
+  w.set_f32(a + "rope.freq_base", 10000000.0f);
+  w.set_u32(a + "rope.dimension_count", hd / 4);
+  w.set_i32s(a + "rope.dimension_sections", {th, th, pairs - 2 * th, 0});
+  w.set_u32(a + "expert_shared_feed_forward_length",
+            static_cast<uint32_t>(s.shared_ff > 0 ? s.shared_ff : s.expert_ff));
+  w.set_u32(a + "ssm.conv_kernel", static_cast<uint32_t>(s.ssm_conv));
+  w.set_u32(a + "ssm.state_size", static_cast<uint32_t>(s.ssm_head_dim));
+  w.set_u32(a + "ssm.group_count", static_cast<uint32_t>(s.ssm_k_heads));
+  w.set_u32(a + "ssm.time_step_rank", static_cast<uint32_t>(s.ssm_v_heads));
+  w.set_u32(a + "ssm.inner_size", static_cast<uint32_t>(s.ssm_v_heads * s.ssm_head_dim));
+  w.set_u32(a + "full_attention_interval", static_cast<uint32_t>(s.full_attention_interval));
+}
+
 // gpt-oss's keys beyond the common ones, with the real files' rope (base 150000, YaRN factor 32
 // over an original context of 4096) and no rope.dimension_count.
 void write_gpt_oss_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
@@ -227,12 +305,14 @@ void write_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
   w.set_u32(a + ".attention.head_count", static_cast<uint32_t>(s.heads));
   w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(s.kv_heads));
   const auto hd = static_cast<uint32_t>(head_dim_of(s));
-  if (s.head_dim > 0 || a == "gpt-oss") {
+  if (s.head_dim > 0 || a == "gpt-oss" || a == "qwen35moe") {
     w.set_u32(a + ".attention.key_length", hd);
     w.set_u32(a + ".attention.value_length", hd);
   }
   if (a == "gpt-oss") {
     write_gpt_oss_hparams(w, s);
+  } else if (a == "qwen35moe") {
+    write_hybrid_hparams(w, s);
   } else {
     w.set_f32(a + ".attention.layer_norm_rms_epsilon", qwen ? 1e-6f : 1e-5f);
     w.set_f32(a + ".rope.freq_base", qwen ? 1000000.0f : 10000.0f);

@@ -1,7 +1,7 @@
 #pragma once
-// Synthetic models: real llama/qwen2/qwen3/qwen3moe/gpt-oss shapes, tensor names and metadata as
-// llama.cpp's converters write them, with RANDOM weights. Tests of every module and the benchmarks
-// build their models with this; the output is gibberish by construction.
+// Synthetic models: real llama/qwen2/qwen3/qwen3moe/gpt-oss/qwen35moe shapes, tensor names and
+// metadata as llama.cpp's converters write them, with RANDOM weights. Tests of every module and the
+// benchmarks build their models with this; the output is gibberish by construction.
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -25,20 +25,28 @@ class SynthError : public std::runtime_error {
 enum class Mix { kNone, kQ3_K_M, kQ4_K_M, kQ5_K_M, kMXFP4_MOE };
 
 struct SynthSpec {
-  std::string arch = "llama";  // llama | qwen2 | qwen3 | qwen3moe | gpt-oss
+  std::string arch = "llama";  // llama | qwen2 | qwen3 | qwen3moe | gpt-oss | qwen35moe
   int64_t embd = 64;
   int64_t layers = 2;
   int64_t heads = 4;
   int64_t kv_heads = 4;
   // Dimensions of each attention head; 0 = embd / heads. Written as attention.key_length and
-  // value_length when set (the q width heads * head_dim may then differ from embd).
+  // value_length when set (the q width heads * head_dim may then differ from embd); qwen35moe
+  // always writes them.
   int64_t head_dim = 0;
   int64_t ff = 128;  // of a MoE arch: written as feed_forward_length only, as converters do
-  // Mixture-of-experts archs (qwen3moe, gpt-oss) only: experts per layer, experts each token
-  // uses, and the rows of each expert's gate and up matrices.
+  // Mixture-of-experts archs (qwen3moe, gpt-oss, qwen35moe) only: experts per layer, experts each
+  // token uses, and the rows of each expert's gate and up matrices.
   int64_t experts = 8;
   int64_t experts_used = 2;
   int64_t expert_ff = 32;
+  // The hybrid qwen35moe only: gated DeltaNet layers between gated attention layers.
+  int64_t shared_ff = 0;                // the shared expert's width; 0 = expert_ff
+  int64_t ssm_k_heads = 2;              // DeltaNet key heads (ssm.group_count)
+  int64_t ssm_v_heads = 4;              // DeltaNet value heads (ssm.time_step_rank)
+  int64_t ssm_head_dim = 32;            // DeltaNet head width (ssm.state_size)
+  int64_t ssm_conv = 4;                 // taps of the causal convolution (ssm.conv_kernel)
+  int64_t full_attention_interval = 4;  // every n-th layer attends, the others are DeltaNet
   int64_t ctx = 256;
   // gpt-oss only: the sliding window of its windowed layers (0, 2, 4, ...), in positions.
   int64_t swa = 128;

@@ -33,7 +33,7 @@ std::string mix_flag(Mix m) {
 }  // namespace
 
 bool is_moe_arch(std::string_view arch) {
-  return arch == "qwen3moe" || arch == "gpt-oss";
+  return arch == "qwen3moe" || arch == "gpt-oss" || arch == "qwen35moe";
 }
 
 int64_t head_dim_of(const SynthSpec& spec) {
@@ -120,12 +120,58 @@ void check_block(const char* flag, int64_t v, gguf::TensorType t) {
   }
 }
 
+void check_moe(const SynthSpec& s) {
+  check_range("--experts", s.experts, 1, 4096);
+  check_range("--expert-ff", s.expert_ff, 1, 1 << 18);
+  if (s.experts_used < 1 || s.experts_used > s.experts) {
+    throw SynthError(fmt::format(
+        "--experts-used {}: expected 1..{} (a token cannot use more experts than --experts)",
+        s.experts_used, s.experts));
+  }
+  check_block("--expert-ff", s.expert_ff, s.type);
+}
+
+// qwen35moe: attention heads of --head-dim (not embd / heads), the DeltaNet shape, the layer
+// pattern and the shared expert; every matrix row length must suit the type.
+void validate_hybrid(const SynthSpec& s) {
+  const int64_t hd = head_dim_of(s);
+  check_range("--head-dim", hd, 16, 1024);
+  if (hd % 8 != 0) {
+    throw SynthError(
+        fmt::format("--head-dim {}: qwen35moe rotates a quarter of each head in "
+                    "pairs, so the head dim must be a multiple of 8",
+                    hd));
+  }
+  check_range("--ssm-k-heads", s.ssm_k_heads, 1, 256);
+  check_range("--ssm-v-heads", s.ssm_v_heads, 1, 1024);
+  check_range("--ssm-head-dim", s.ssm_head_dim, 1, 1024);
+  check_range("--ssm-conv", s.ssm_conv, 2, 64);
+  check_range("--full-attention-interval", s.full_attention_interval, 1, 1024);
+  if (s.full_attention_interval > s.layers) {
+    throw SynthError(
+        fmt::format("--full-attention-interval {} with --layers {}: no layer would "
+                    "attend; use --layers {} or more, or a smaller interval",
+                    s.full_attention_interval, s.layers, s.full_attention_interval));
+  }
+  if (s.ssm_v_heads % s.ssm_k_heads != 0) {
+    throw SynthError(
+        fmt::format("--ssm-v-heads {} is not a multiple of --ssm-k-heads {}: each "
+                    "key head serves a whole group of value heads",
+                    s.ssm_v_heads, s.ssm_k_heads));
+  }
+  check_block("--embd", s.embd, s.type);
+  check_block("--heads x --head-dim", s.heads * hd, s.type);
+  check_block("--ssm-v-heads x --ssm-head-dim", s.ssm_v_heads * s.ssm_head_dim, s.type);
+  check_moe(s);
+  check_block("--shared-ff", s.shared_ff > 0 ? s.shared_ff : s.expert_ff, s.type);
+}
+
 }  // namespace
 
 void validate(const SynthSpec& s) {
   if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && !is_moe_arch(s.arch)) {
-    throw SynthError(
-        fmt::format("--arch {}: expected llama, qwen2, qwen3, qwen3moe or gpt-oss", s.arch));
+    throw SynthError(fmt::format(
+        "--arch {}: expected llama, qwen2, qwen3, qwen3moe, gpt-oss or qwen35moe", s.arch));
   }
   check_range("--embd", s.embd, 1, 1 << 16);
   check_range("--layers", s.layers, 1, 1024);
@@ -172,6 +218,7 @@ void validate(const SynthSpec& s) {
     throw SynthError(
         fmt::format("--type {}: expected {}", gguf::type_name(s.type), synth_type_list()));
   }
+  if (s.arch == "qwen35moe") return validate_hybrid(s);
   check_block("--embd", s.embd, s.type);
   if (s.head_dim != 0) check_block("--heads x --head-dim", s.heads * s.head_dim, s.type);
   if (!is_moe_arch(s.arch)) {
@@ -179,14 +226,7 @@ void validate(const SynthSpec& s) {
     return;
   }
   if (s.arch == "gpt-oss") check_range("--swa", s.swa, 1, 1 << 24);
-  check_range("--experts", s.experts, 1, 4096);
-  check_range("--expert-ff", s.expert_ff, 1, 1 << 18);
-  if (s.experts_used < 1 || s.experts_used > s.experts) {
-    throw SynthError(fmt::format(
-        "--experts-used {}: expected 1..{} (a token cannot use more experts than --experts)",
-        s.experts_used, s.experts));
-  }
-  check_block("--expert-ff", s.expert_ff, s.type);
+  check_moe(s);
 }
 
 }  // namespace baton::synth
