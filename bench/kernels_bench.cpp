@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
   for (TensorType t :
        {TensorType::Q8_0, TensorType::Q6_K, TensorType::Q5_K, TensorType::Q5_0, TensorType::Q4_K,
         TensorType::Q4_1, TensorType::Q4_0, TensorType::IQ4_XS, TensorType::IQ4_NL,
-        TensorType::Q3_K, TensorType::Q2_K, TensorType::F16, TensorType::F32}) {
+        TensorType::MXFP4, TensorType::Q3_K, TensorType::Q2_K, TensorType::F16, TensorType::F32}) {
     const std::string name(baton::gguf::type_name(t));
     std::string wanted = ",";
     if (only != nullptr) wanted += only;

@@ -29,13 +29,30 @@ void run_synth(const SynthArgs& a) {
   synth::write_synthetic_model(spec, a.out);
 }
 
+// The hybrid's shape (qwen35moe): the DeltaNet layers, the shared expert.
+void register_hybrid_flags(CLI::App& cmd, synth::SynthSpec& s) {
+  cmd.add_option("--shared-ff", s.shared_ff,
+                 "feed-forward length of the shared expert (qwen35moe; default --expert-ff)");
+  cmd.add_option("--ssm-k-heads", s.ssm_k_heads, "DeltaNet key heads (qwen35moe)")
+      ->capture_default_str();
+  cmd.add_option("--ssm-v-heads", s.ssm_v_heads, "DeltaNet value heads (qwen35moe)")
+      ->capture_default_str();
+  cmd.add_option("--ssm-head-dim", s.ssm_head_dim, "DeltaNet head width (qwen35moe)")
+      ->capture_default_str();
+  cmd.add_option("--ssm-conv", s.ssm_conv, "DeltaNet convolution taps (qwen35moe)")
+      ->capture_default_str();
+  cmd.add_option("--full-attention-interval", s.full_attention_interval,
+                 "every n-th layer attends, the others are gated DeltaNet (qwen35moe)")
+      ->capture_default_str();
+}
+
 void register_synth(CLI::App& gguf) {
   auto args = std::make_shared<SynthArgs>();
   auto* cmd = gguf.add_subcommand("synth", "write a model of a real shape with RANDOM weights");
   auto& s = args->spec;
   cmd->add_option("out", args->out, "output .gguf path")->required();
   cmd->add_option("--arch", s.arch,
-                  "llama | qwen2 | qwen3 | qwen3moe | gpt-oss | gemma3 | mistral3")
+                  "llama | qwen2 | qwen3 | qwen3moe | gpt-oss | qwen35moe | gemma3 | mistral3")
       ->capture_default_str();
   cmd->add_option("--embd", s.embd, "embedding length")->capture_default_str();
   cmd->add_option("--layers", s.layers, "number of blocks")->capture_default_str();
@@ -46,23 +63,27 @@ void register_synth(CLI::App& gguf) {
                   "head-dim may then differ from embd)")
       ->capture_default_str();
   cmd->add_option("--ff", s.ff, "feed-forward length")->capture_default_str();
-  cmd->add_option("--experts", s.experts, "experts per layer (qwen3moe, gpt-oss)")
+  cmd->add_option("--experts", s.experts, "experts per layer (qwen3moe, gpt-oss, qwen35moe)")
       ->capture_default_str();
-  cmd->add_option("--experts-used", s.experts_used, "experts each token uses (qwen3moe, gpt-oss)")
+  cmd->add_option("--experts-used", s.experts_used,
+                  "experts each token uses (qwen3moe, gpt-oss, qwen35moe)")
       ->capture_default_str();
   cmd->add_option("--expert-ff", s.expert_ff,
-                  "feed-forward length of each expert (qwen3moe, gpt-oss)")
+                  "feed-forward length of each expert (qwen3moe, gpt-oss, qwen35moe)")
       ->capture_default_str();
   cmd->add_option("--swa", s.swa,
                   "sliding window of the windowed layers (gpt-oss: layers 0, 2, 4, ...; "
                   "gemma3: all but every sixth)")
       ->capture_default_str();
+  register_hybrid_flags(*cmd, s);
   cmd->add_option("--ctx", s.ctx, "context length")->capture_default_str();
   cmd->add_option("--type", args->type,
                   "f32|f16|q8_0|q4_0|q4_1|q5_0|iq4_nl|q2_k|q3_k|q4_k|q5_k|q6_k|iq4_xs for "
                   "every matrix, or a mix as downloads have them: q4_k_m / q5_k_m (Q4_K / Q5_K "
                   "with Q6_K for the output and some attn_v / ffn_down matrices), q3_k_m (Q3_K "
-                  "with Q4_K / Q5_K for attn_v, attn_output and ffn_down, Q6_K for the output)")
+                  "with Q4_K / Q5_K for attn_v, attn_output and ffn_down, Q6_K for the output), "
+                  "mxfp4 (= mxfp4_moe: the expert tensors in MXFP4, every other matrix Q8_0, "
+                  "as gpt-oss ships)")
       ->capture_default_str();
   cmd->add_option("--vocab-from", s.vocab_from, "copy tokenizer.* keys from this GGUF");
   cmd->add_flag("--byte-vocab", args->byte_vocab, "built-in byte-level SentencePiece vocab");

@@ -20,6 +20,10 @@ struct EngineInfo {
   std::string kv_layout;
   int32_t bos_id = -1;
   std::vector<int32_t> eog_ids;  // end-of-generation tokens (eos, eot, ...)
+  // Hybrid recurrent models: the bytes of state each sequence holds beside its KV (0: none).
+  // Such a state covers a whole prefix and cannot be cut back, so a sequence may only continue
+  // from where its previous step ended, or start again at position 0.
+  uint64_t state_bytes_per_seq = 0;
 };
 
 // One sequence's contribution to a step: `tokens` are new tokens at positions
@@ -61,6 +65,9 @@ class Engine {
   // Copies the first n_tokens positions of block src into block dst (copy-on-write of a shared
   // partial tail block).
   virtual void copy_block(int32_t src, int32_t dst, int32_t n_tokens) = 0;
+  // The request is done with its sequence (finished, or restarting from position 0): the engine
+  // may free the recurrent state it keeps for it. No-op for engines without such state.
+  virtual void release_sequence(uint64_t request_id) { (void)request_id; }
   // The bytes of one block (all layers, K and V), for the disk tier, which reads and writes them
   // from its own thread while the block is pinned and in no step. Stable from allocate_kv on.
   // Empty when the engine cannot expose its KV (the disk tier is then refused).

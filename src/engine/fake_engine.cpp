@@ -26,6 +26,7 @@ EngineInfo FakeEngine::info() const {
   i.kv_layout = "fake block=" + std::to_string(cfg_.block_size);
   i.bos_id = 1;
   i.eog_ids = {cfg_.eog_id};
+  if (cfg_.recurrent) i.state_bytes_per_seq = 4096;
   return i;
 }
 
@@ -80,6 +81,27 @@ void FakeEngine::check_chunk(const SeqChunk& c) const {
   }
 }
 
+void FakeEngine::run_state(const SeqChunk& c) {
+  auto& st = states_[c.request_id];
+  if (c.start_pos == 0) st.clear();
+  if (static_cast<int64_t>(st.size()) != c.start_pos) {
+    throw std::logic_error("fake engine: request " + std::to_string(c.request_id) +
+                           " continues at position " + std::to_string(c.start_pos) +
+                           " but its recurrent state holds " + std::to_string(st.size()));
+  }
+  st.insert(st.end(), c.tokens.begin(), c.tokens.end());
+}
+
+void FakeEngine::release_sequence(uint64_t request_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  states_.erase(request_id);
+}
+
+size_t FakeEngine::live_states() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return states_.size();
+}
+
 std::vector<float> FakeEngine::logits_for(const SeqChunk& c) const {
   // Read the whole sequence back from the KV blocks, as attention would.
   const int32_t last = c.start_pos + static_cast<int32_t>(c.tokens.size()) - 1;
@@ -91,6 +113,10 @@ std::vector<float> FakeEngine::logits_for(const SeqChunk& c) const {
                              " reads position " + std::to_string(p) + " that holds no KV");
     }
     seq[p] = t;
+  }
+  if (cfg_.recurrent && states_.at(c.request_id) != seq) {
+    throw std::logic_error("fake engine: request " + std::to_string(c.request_id) +
+                           "'s recurrent state differs from its KV");
   }
   int32_t next = expected_next(seq, cfg_.n_vocab);
   std::vector<float> logits(static_cast<size_t>(cfg_.n_vocab), -2.0f);
@@ -123,6 +149,9 @@ void FakeEngine::forward(const StepBatch& batch, StepOutput& out) {
   out.request_ids.clear();
   out.logits.clear();
   for (const auto& c : batch.seqs) check_chunk(c);
+  if (cfg_.recurrent) {
+    for (const auto& c : batch.seqs) run_state(c);
+  }
   for (const auto& c : batch.seqs) {
     for (size_t i = 0; i < c.tokens.size(); ++i) {
       int32_t p = c.start_pos + static_cast<int32_t>(i);

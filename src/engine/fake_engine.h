@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <vector>
@@ -27,6 +28,11 @@ struct FakeEngineConfig {
   // Virtual cost (microseconds) added to virtual_time_us() per step and per token.
   int64_t cost_us_per_step = 100;
   int64_t cost_us_per_token = 10;
+  // Behave as a hybrid recurrent model: each request's "state" is the tokens it has run, in
+  // order; a step may only continue a request where its state ends (or restart it at 0), and
+  // the logits come from the state, so a scheduler that resumes a prefix without computing it
+  // gets an error instead of an answer.
+  bool recurrent = false;
 };
 
 class FakeEngine : public Engine {
@@ -37,6 +43,7 @@ class FakeEngine : public Engine {
   void allocate_kv(int32_t n_blocks) override;
   void forward(const StepBatch& batch, StepOutput& out) override;
   void copy_block(int32_t src, int32_t dst, int32_t n_tokens) override;
+  void release_sequence(uint64_t request_id) override;
   // The token ids stored in the block (block_size int32s): a restored block must hold the same.
   std::span<uint8_t> kv_block(int32_t block) override;
 
@@ -52,6 +59,7 @@ class FakeEngine : public Engine {
   int64_t virtual_time_us() const { return virtual_us_.load(); }
   int32_t n_blocks() const;
   int64_t copies() const { return copies_.load(); }
+  size_t live_states() const;  // recurrent mode: requests whose state is held
 
   // The next forward that contains this request throws (once per call of fail_on).
   void fail_on(uint64_t request_id);
@@ -61,6 +69,7 @@ class FakeEngine : public Engine {
  private:
   void check_chunk(const SeqChunk& c) const;
   std::vector<float> logits_for(const SeqChunk& c) const;
+  void run_state(const SeqChunk& c);
 
   FakeEngineConfig cfg_;
   mutable std::mutex mu_;
@@ -68,6 +77,7 @@ class FakeEngine : public Engine {
   std::vector<StepBatch> steps_;
   std::set<uint64_t> fail_ids_;
   std::function<void(const StepBatch&)> on_step_;
+  std::map<uint64_t, std::vector<int32_t>> states_;  // recurrent mode
   std::atomic<size_t> n_steps_{0};
   std::atomic<int64_t> virtual_us_{0};
   std::atomic<int64_t> copies_{0};

@@ -75,7 +75,14 @@ LlamaEngine::LlamaEngine(std::unique_ptr<model::LlamaModel> model,
   info_.fingerprint = fingerprint;
   info_.kv_layout = fmt::format("{} layers={} kv_heads={} head_dim={} arithmetic={}",
                                 model_->kv().type() == model::KvType::F16 ? "f16" : "f32",
-                                h.n_layer, h.n_head_kv, h.head_dim, kKvArithmetic);
+                                h.n_attention_layers(), h.n_head_kv, h.head_dim, kKvArithmetic);
+  if (h.is_hybrid()) {
+    // KV of another layer pattern means other bits: the layout names it.
+    std::string pattern;
+    for (int32_t il = 0; il < h.n_layer; ++il) pattern += h.is_recurrent(il) ? 'r' : 'a';
+    info_.kv_layout += " pattern=" + pattern;
+    info_.state_bytes_per_seq = model_->states()->bytes_per_seq();
+  }
   info_.bos_id = tok_->bos_id();
   for (int32_t id = 0; id < tok_->n_vocab(); ++id) {
     if (tok_->is_eog(id)) info_.eog_ids.push_back(id);
@@ -86,6 +93,11 @@ LlamaEngine::~LlamaEngine() = default;
 
 void LlamaEngine::allocate_kv(int32_t n_blocks) {
   model_->kv().allocate(n_blocks);
+  if (auto* st = model_->states()) st->clear();  // the sequences they belonged to are gone
+}
+
+void LlamaEngine::release_sequence(uint64_t request_id) {
+  model_->release_sequence(request_id);
 }
 
 void LlamaEngine::copy_block(int32_t src, int32_t dst, int32_t n_tokens) {
@@ -109,6 +121,7 @@ void LlamaEngine::forward(const StepBatch& batch, StepOutput& out) {
     m.block_table = s.block_table.data();
     m.n_table = static_cast<int32_t>(s.block_table.size());
     m.want_logits = s.want_logits;
+    m.seq_id = s.request_id;
     slices.push_back(m);
   }
   out.request_ids.clear();
@@ -146,6 +159,13 @@ std::unique_ptr<LlamaEngine> load_llama_engine(const std::string& path, const En
   log::info("loaded {} ({}): {} layers, embd {}, heads {}/{}, {}, vocab {}, {} threads", path,
             model::arch_name(h.arch), h.n_layer, h.n_embd, h.n_head, h.n_head_kv, ffn, h.n_vocab,
             model->pool().size());
+  if (h.is_hybrid()) {
+    log::info(
+        "hybrid model: {} of {} layers are gated DeltaNet (recurrent state {:.2f} MB per "
+        "sequence), {} attend",
+        h.n_layer - h.n_attention_layers(), h.n_layer,
+        double(model->states()->bytes_per_seq()) / 1048576.0, h.n_attention_layers());
+  }
   if (model->interleaved_bytes() > 0) {
     log::info(
         "weights: {:.0f} MB rewritten in 16-row tiles for the avx512-vnni kernels "

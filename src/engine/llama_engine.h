@@ -26,6 +26,7 @@ class LlamaEngine : public Engine {
   void allocate_kv(int32_t n_blocks) override;
   void forward(const StepBatch& batch, StepOutput& out) override;
   void copy_block(int32_t src, int32_t dst, int32_t n_tokens) override;
+  void release_sequence(uint64_t request_id) override;
   std::span<uint8_t> kv_block(int32_t block) override;
 
   const tokenizer::Tokenizer& tokenizer() const { return *tok_; }

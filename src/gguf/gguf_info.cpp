@@ -42,6 +42,37 @@ std::string experts_line(const GgufFile& f) {
   return out + "\n";
 }
 
+// "layers: ..." for a hybrid recurrent model (one with ssm.* keys and a layer pattern): which
+// layers are recurrent (r) and which attend (a), and the key that says so; else empty.
+std::string pattern_line(const GgufFile& f) {
+  const MetaValue* a = f.find("general.architecture");
+  if (a == nullptr || a->type != ValueType::STRING) return "";
+  const std::string arch = f.get_string("general.architecture");
+  const int64_t n = arch_int(f, arch, "block_count");
+  if (n <= 0 || n > 4096 || arch_int(f, arch, "ssm.state_size") <= 0) return "";
+  std::string pattern, source;
+  const MetaValue* list = f.find(arch + ".attention.recurrent_layers");
+  if (list != nullptr && list->type == ValueType::ARRAY &&
+      static_cast<int64_t>(list->ints.size()) == n) {
+    for (int64_t v : list->ints) pattern += v != 0 ? 'r' : 'a';
+    source = "attention.recurrent_layers";
+  } else if (list == nullptr) {
+    int64_t every = arch_int(f, arch, "full_attention_interval");
+    source = every > 0 ? fmt::format("full_attention_interval {}", every)
+                       : "the default full_attention_interval 4";
+    if (every <= 0) every = 4;
+    for (int64_t i = 0; i < n; ++i) pattern += (i + 1) % every != 0 ? 'r' : 'a';
+  } else {
+    return fmt::format(
+        "\nlayers: attention.recurrent_layers does not give one flag per layer "
+        "({} layers)\n",
+        n);
+  }
+  const auto recurrent = std::count(pattern.begin(), pattern.end(), 'r');
+  return fmt::format("\nlayers: {} ({} recurrent r, {} attention a; from {})\n", pattern, recurrent,
+                     n - recurrent, source);
+}
+
 // "attention: ..." for a model with a sliding window, else empty. The layers it applies to
 // follow the architecture (gpt-oss: every other layer from 0, gemma3: five of six, or the
 // pattern key's period).
@@ -77,6 +108,7 @@ std::string format_info(const GgufFile& f, size_t max_array_items) {
                        v.to_display(max_array_items));
   }
   out += experts_line(f);
+  out += pattern_line(f);
   out += window_line(f);
   size_t name_w = 4;
   for (const auto& t : f.tensors()) name_w = std::max(name_w, t.name.size());

@@ -13,7 +13,7 @@ struct Row {
 };
 
 // Block geometry as GGUF defines it; `supported` marks the types baton has kernels for.
-constexpr std::array<Row, 17> kTypes = {{
+constexpr std::array<Row, 18> kTypes = {{
     {0, {"f32", 1, 4, true}},
     {1, {"f16", 1, 2, true}},
     {2, {"q4_0", 32, 18, true}},
@@ -31,6 +31,7 @@ constexpr std::array<Row, 17> kTypes = {{
     {20, {"iq4_nl", 32, 18, true}},
     {23, {"iq4_xs", 256, 136, true}},
     {30, {"bf16", 1, 2, true}},
+    {39, {"mxfp4", 32, 17, true}},
 }};
 
 }  // namespace

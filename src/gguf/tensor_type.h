@@ -27,6 +27,7 @@ enum class TensorType : uint32_t {
   IQ4_NL = 20,
   IQ4_XS = 23,
   BF16 = 30,
+  MXFP4 = 39,
 };
 
 struct TypeTraits {

@@ -1,5 +1,5 @@
 #pragma once
-// AVX-512 weight loaders of Q4_1 Q5_0 IQ4_NL Q2_K Q3_K Q5_K IQ4_XS (included by
+// AVX-512 weight loaders of Q4_1 Q5_0 IQ4_NL Q2_K Q3_K Q5_K IQ4_XS MXFP4 (included by
 // matmul_avx512.cpp only, after avx512_loaders.h). Each yields exactly the values and scales of
 // unpack_row (quant_extra.cpp): the per-super-block scale tables are computed by the same scalar
 // expressions, and only the int8 levels are decoded with vector instructions.
@@ -92,6 +92,28 @@ struct LoaderIQ4_NL : LoaderRows {
     q.lo = _mm512_shuffle_epi8(t, lo);
     q.hi = _mm512_shuffle_epi8(t, hi);
     q.slo = spread4(f16x4(rows, o));
+  }
+};
+
+// The MXFP4 values + 128, as unsigned bytes.
+BATON_AVX512_INLINE __m512i mxfp4_table() {
+  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kMXFP4Values));
+  return _mm512_broadcast_i32x4(_mm_xor_si128(t, _mm_set1_epi8(char(0x80))));
+}
+
+struct LoaderMXFP4 : LoaderRows {
+  static constexpr bool kSplit = false, kOffset = false, kHalfOffset = false;
+  static constexpr int kBias = 128;  // table value + 128
+  static constexpr int kGroup = 1;   // blocks per load() group (j = 0..kGroup-1)
+  BATON_AVX512_INLINE void load(int64_t b, int, Quad& q) {
+    const int64_t o = b * int64_t(sizeof(BlockMXFP4));
+    __m512i lo, hi;
+    nibbles(gather16(rows, o + offsetof(BlockMXFP4, qs)), lo, hi);
+    const __m512i t = mxfp4_table();
+    q.lo = _mm512_shuffle_epi8(t, lo);
+    q.hi = _mm512_shuffle_epi8(t, hi);
+    q.slo = spread4(_mm_setr_ps(e8m0_half(rows[0][o]), e8m0_half(rows[1][o]), e8m0_half(rows[2][o]),
+                                e8m0_half(rows[3][o])));
   }
 };
 

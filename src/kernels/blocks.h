@@ -2,6 +2,7 @@
 // Block layouts of the quantized GGUF types, byte for byte as ggml defines them. Internal to
 // the kernels module.
 #include <cstdint>
+#include <cstring>
 
 namespace baton::kernels {
 
@@ -67,15 +68,37 @@ struct BlockIQ4_XS {
   uint8_t scales_l[4];   // low 4 bits, two blocks per byte; scale d*(ls-32)
   uint8_t qs[kQKK / 2];  // per 32-element block j: 16 bytes at 16*j, nibbles as IQ4_NL
 };
+struct BlockMXFP4 {
+  uint8_t e;            // E8M0 shared exponent: the block's scale is 2^(e - 128) (e8m0_half)
+  uint8_t qs[kQK / 2];  // nibbles as Q4_0, each an index into kMXFP4Values; value v*scale
+};
 static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_K) == 144 && sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 && sizeof(BlockIQ4_NL) == 18);
 static_assert(sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110 && sizeof(BlockQ5_K) == 176);
-static_assert(sizeof(BlockIQ4_XS) == 136);
+static_assert(sizeof(BlockIQ4_XS) == 136 && sizeof(BlockMXFP4) == 17);
 
 // The 16 non-linear levels of IQ4_NL / IQ4_XS (format data, as GGUF defines it).
 inline constexpr int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                                             1,    13,   25,  38,  53,  69,  89,  113};
+
+// The 16 E2M1 (4-bit float) values of MXFP4 at twice their size, so that they are integers:
+// codes 0..7 are +0, 0.5, 1, 1.5, 2, 3, 4, 6 and codes 8..15 the same negated. The block scale
+// (e8m0_half) is half the format's 2^(e - 127) to match (format data, as GGUF defines it).
+inline constexpr int8_t kMXFP4Values[16] = {0, 1,  2,  3,  4,  6,  8,  12,
+                                            0, -1, -2, -3, -4, -6, -8, -12};
+
+// 2^(e - 128), the scale of an MXFP4 block with exponent byte e, as ggml reads it: exact for
+// every byte (e 0 and 1 give the subnormals 2^-128 and 2^-127; e 255 gives 2^127, where the
+// OCP format would say NaN).
+inline float e8m0_half(uint8_t e) {
+  // For e >= 2 the biased float exponent of 2^(e - 128) is e - 1 with a zero mantissa; below,
+  // the one mantissa bit of the subnormal.
+  const uint32_t bits = e >= 2 ? uint32_t(e - 1) << 23 : 1u << (21 + e);
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
 
 // Q2_K / Q3_K layout: element e = 128*n + 32*j + l (n 0..1, j 0..3, l 0..31) is the 2-bit
 // field at shift 2*j of qs[32*n + l]; its scale is number 8*n + 2*j + l/16. So 32-element block

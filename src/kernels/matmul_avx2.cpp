@@ -46,6 +46,12 @@ BATON_AVX2_INLINE __m256i iq4_values(__m256i levels) {
   return _mm256_shuffle_epi8(_mm256_set_m128i(t, t), levels);
 }
 
+// MXFP4: levels 0..15 looked up in its table of doubled E2M1 values.
+BATON_AVX2_INLINE __m256i mxfp4_values(__m256i levels) {
+  const __m128i t = load16(reinterpret_cast<const uint8_t*>(kMXFP4Values));
+  return _mm256_shuffle_epi8(_mm256_set_m128i(t, t), levels);
+}
+
 // 0xFF in byte l where bit `bit` of byte l of v is set, else 0.
 BATON_AVX2_INLINE __m256i bit_set(__m256i v, int bit) {
   const __m256i m = _mm256_set1_epi8(char(1 << bit));
@@ -87,6 +93,9 @@ BATON_AVX2_INLINE __m256i block_levels(const uint8_t* row, int64_t b) {
   } else if constexpr (T == TT::IQ4_NL) {
     return iq4_values(
         nibbles16(row + b * int64_t(sizeof(BlockIQ4_NL)) + offsetof(BlockIQ4_NL, qs)));
+  } else if constexpr (T == TT::MXFP4) {
+    return mxfp4_values(
+        nibbles16(row + b * int64_t(sizeof(BlockMXFP4)) + offsetof(BlockMXFP4, qs)));
   } else if constexpr (T == TT::Q5_0) {
     const uint8_t* blk = row + b * int64_t(sizeof(BlockQ5_0));
     const __m256i q = _mm256_or_si256(nibbles16(blk + offsetof(BlockQ5_0, qs)),
@@ -252,6 +261,7 @@ void with_type(gguf::TensorType t, F&& fn) {
     BATON_CASE(Q4_K)
     BATON_CASE(Q5_K)
     BATON_CASE(IQ4_XS)
+    BATON_CASE(MXFP4)
 #undef BATON_CASE
     default:
       return fn.template operator()<TT::Q6_K>();

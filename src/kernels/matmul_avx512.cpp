@@ -230,35 +230,40 @@ void quant_rows(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64
 }  // namespace
 
 BATON_AVX512 void quantize_x_row_avx512(const float* x, QuantizedX& q, int64_t r) {
-  uint8_t* qs = q.qs.data() + r * q.nb * kQK;
-  for (int64_t b = 0; b < q.nb; ++b, x += kQK, qs += kQK) {
-    const __m512 a = _mm512_loadu_ps(x), c = _mm512_loadu_ps(x + 16);
-    const __m512 big = _mm512_set1_ps(std::numeric_limits<float>::max());
-    const __mmask16 finite = _mm512_cmp_ps_mask(_mm512_abs_ps(a), big, _CMP_LE_OQ) &
-                             _mm512_cmp_ps_mask(_mm512_abs_ps(c), big, _CMP_LE_OQ);
-    if (finite != 0xFFFF) {
-      non_finite_block(q, r, b);
-      continue;
+  // The same arithmetic as quantize_x_row (x_scale, a product and round-to-nearest-even), so
+  // every level quantizes x identically.
+  const int64_t group = x_group_blocks(q.rounding);
+  const __m512 big = _mm512_set1_ps(std::numeric_limits<float>::max());
+  bool finite[8];
+  for (int64_t g0 = 0; g0 < q.nb; g0 += group) {
+    const int64_t g1 = std::min(q.nb, g0 + group);
+    __m512 m = _mm512_setzero_ps();
+    for (int64_t b = g0; b < g1; ++b) {
+      const __m512 a = _mm512_abs_ps(_mm512_loadu_ps(x + b * kQK));
+      const __m512 c = _mm512_abs_ps(_mm512_loadu_ps(x + b * kQK + 16));
+      const __mmask16 ok =
+          _mm512_cmp_ps_mask(a, big, _CMP_LE_OQ) & _mm512_cmp_ps_mask(c, big, _CMP_LE_OQ);
+      finite[b - g0] = ok == 0xFFFF;
+      if (finite[b - g0]) m = _mm512_max_ps(m, _mm512_max_ps(a, c));
     }
-    const __m512 m = _mm512_max_ps(_mm512_abs_ps(a), _mm512_abs_ps(c));
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, m);
-    float amax = 0;
-    for (float v : lanes) amax = std::max(amax, v);
-    // Same arithmetic as quantize_x_row, so every level quantizes x identically.
-    const float d = amax / 127.f;
-    const float id = d != 0 ? 1.f / d : 0.f;
-    const __m512 vid = _mm512_set1_ps(id);
-    const __m512i qa = _mm512_cvtps_epi32(_mm512_mul_ps(a, vid));  // round to nearest even
-    const __m512i qc = _mm512_cvtps_epi32(_mm512_mul_ps(c, vid));
-    alignas(64) int32_t ilanes[16];
-    _mm512_store_si512(ilanes, _mm512_add_epi32(qa, qc));
-    int sum = 0;
-    for (int32_t v : ilanes) sum += v;
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs), _mm512_cvtepi32_epi8(qa));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + 16), _mm512_cvtepi32_epi8(qc));
-    q.d[size_t(r * q.nb + b)] = d;
-    q.s[size_t(r * q.nb + b)] = d * float(sum);
+    const float amax = _mm512_reduce_max_ps(m);
+    const XScale sc = x_scale(q.rounding, amax);
+    const __m512 vid = _mm512_set1_ps(sc.id);
+    for (int64_t b = g0; b < g1; ++b) {
+      if (!finite[b - g0]) {
+        non_finite_block(q, r, b);
+        continue;
+      }
+      const __m512 a = _mm512_loadu_ps(x + b * kQK), c = _mm512_loadu_ps(x + b * kQK + 16);
+      const __m512i qa = _mm512_cvtps_epi32(_mm512_mul_ps(a, vid));  // round to nearest even
+      const __m512i qc = _mm512_cvtps_epi32(_mm512_mul_ps(c, vid));
+      const int sum = _mm512_reduce_add_epi32(_mm512_add_epi32(qa, qc));
+      uint8_t* qs = q.qs.data() + (r * q.nb + b) * kQK;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(qs), _mm512_cvtepi32_epi8(qa));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + 16), _mm512_cvtepi32_epi8(qc));
+      q.d[size_t(r * q.nb + b)] = sc.d;
+      q.s[size_t(r * q.nb + b)] = x_block_sum(q.rounding, sc.d, amax, sum);
+    }
   }
 }
 
@@ -291,6 +296,8 @@ bool with_loader(TensorType t, F&& fn) {
       return fn.template operator()<avx512::LoaderQ5_K>(), true;
     case TensorType::IQ4_XS:
       return fn.template operator()<avx512::LoaderIQ4_XS>(), true;
+    case TensorType::MXFP4:
+      return fn.template operator()<avx512::LoaderMXFP4>(), true;
     default:
       return false;
   }

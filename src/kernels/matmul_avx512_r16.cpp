@@ -6,10 +6,10 @@
 //   acc = fma(off, sx, acc)                  Q4_K, Q5_K: off = -(dmin * m), sx = dx * sum(xq)
 //                                            (Q2_K: per 16-element half, after both halves' dots)
 // where I starts at -B * sum(xq): Q8_0 stores levels + B (B = 128), and the levels of Q4_0,
-// Q3_K, Q6_K and IQ4_XS (a table's values + 128) are q + B; Q4_K's and Q5_K's are unsigned
-// already (B = 0), as are Q2_K's. Q2_K, Q3_K and Q6_K have a scale per 16 elements: their two
-// halves make two such steps, low half first. The same steps in the same order run for every (row,
-// x row) pair whatever the batch, the tile's other rows and the threads, so results are
+// Q3_K, Q6_K, IQ4_NL, IQ4_XS and MXFP4 (a table's values + 128) are q + B; Q4_K's and Q5_K's are
+// unsigned already (B = 0), as are Q2_K's. Q2_K, Q3_K and Q6_K have a scale per 16 elements: their
+// two halves make two such steps, low half first. The same steps in the same order run for every
+// (row, x row) pair whatever the batch, the tile's other rows and the threads, so results are
 // batch-invariant. GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the
 // uninitialized warnings then report at every inlined use.
 #ifndef __clang__  // a GCC-only warning group
@@ -111,12 +111,22 @@ BATON_AVX512_INLINE __m512i nibble_quad(const uint8_t* quants, int q) {
   return _mm512_and_si512(v, _mm512_set1_epi8(0x0F));
 }
 
-// Q4_0, IQ4_NL, Q4_1 and Q5_0: pairs of 32-element blocks (tiles16.h).
+// 16 E8M0 exponent bytes at p as the MXFP4 scales 2^(e - 128): the bits e8m0_half builds.
+BATON_AVX512_INLINE __m512 e8m0x16(const uint8_t* p) {
+  const __m512i e = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+  const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(1 << 21), e);
+  const __mmask16 small = _mm512_cmplt_epu32_mask(e, _mm512_set1_epi32(2));
+  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(small, normal, subnormal));
+}
+
+// Q4_0, IQ4_NL, MXFP4, Q4_1 and Q5_0: pairs (MXFP4: fours) of 32-element blocks (tiles16.h).
 template <gguf::TensorType T>
 struct Tiles16Pair {
-  static constexpr bool kTable = T == gguf::TensorType::IQ4_NL;  // levels through kIQ4NLValues
-  static constexpr bool kMin = T == gguf::TensorType::Q4_1;      // an offset m per block
-  static constexpr bool kFifth = T == gguf::TensorType::Q5_0;    // a fifth bit per level
+  static constexpr bool kMx = T == gguf::TensorType::MXFP4;             // kMXFP4Values, E8M0 scales
+  static constexpr bool kTable = kMx || T == gguf::TensorType::IQ4_NL;  // levels from a table
+  static constexpr bool kMin = T == gguf::TensorType::Q4_1;             // an offset m per block
+  static constexpr bool kFifth = T == gguf::TensorType::Q5_0;           // a fifth bit per level
   // The level is q + kBias: Q4_0's nibble is q + 8, Q5_0's 5 bits q + 16, the table + 128.
   static constexpr int kBias = kTable ? 128 : kMin ? 0 : kFifth ? 16 : 8;
   static constexpr bool kOffset = kMin, kHalfOffset = false, kSplit = false;
@@ -124,15 +134,21 @@ struct Tiles16Pair {
   static constexpr int kPrefetchLines = 0;
   struct Group {
     const uint8_t* quants;
-    const uint8_t* d;      // 16 f16
+    const uint8_t* d;      // 16 f16 (MXFP4: 16 exponent bytes)
     const uint8_t* extra;  // Q4_1's 16 f16 m, Q5_0's fifth bits
     BATON_AVX512_INLINE void scales(int, Scales& s) const {
-      s.lo = f16x16(d);
+      if constexpr (kMx) {
+        s.lo = e8m0x16(d);
+      } else {
+        s.lo = f16x16(d);
+      }
       if constexpr (kMin) s.off = f16x16(extra);
     }
     BATON_AVX512_INLINE __m512i quad(int, int q) const {
       const __m512i nibbles = nibble_quad(quants, q);
-      if constexpr (kTable) return _mm512_shuffle_epi8(avx512::iq4_table(), nibbles);
+      if constexpr (kTable) {
+        return _mm512_shuffle_epi8(kMx ? avx512::mxfp4_table() : avx512::iq4_table(), nibbles);
+      }
       if constexpr (!kFifth) return nibbles;
       const __m512i h = move_bits(_mm512_loadu_si512(extra), q, 4);
       return join_levels(nibbles, 0x0F, _mm512_and_si512(h, _mm512_set1_epi8(0x10)));
@@ -424,6 +440,8 @@ void with_tile_type(gguf::TensorType t, F&& fn) {
       return fn.template operator()<Tiles16Q4_0>();
     case TT::IQ4_NL:
       return fn.template operator()<Tiles16Pair<TT::IQ4_NL>>();
+    case TT::MXFP4:
+      return fn.template operator()<Tiles16Pair<TT::MXFP4>>();
     case TT::Q4_1:
       return fn.template operator()<Tiles16Pair<TT::Q4_1>>();
     case TT::Q5_0:

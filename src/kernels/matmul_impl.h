@@ -8,10 +8,14 @@
 //   Q4_K: q = nibble - 8, s = d*sc, off = 8*s - dmin*m.    Q6_K: q = level - 32, s = d*sc.
 //   Q4_1: q = nibble, s = d, off = m.   Q5_0: q = level - 16, s = d.   IQ4_NL: q = table[nibble].
 //   Q5_K: q = level, s = d*sc, off = -dmin*m.   Q3_K: q = level - 4*(no high bit), s = d*(sc-32).
-//   IQ4_XS: q = table[nibble], s = d*(ls-32).
+//   IQ4_XS: q = table[nibble], s = d*(ls-32).   MXFP4: q = table[nibble] (its E2M1 values
+//   doubled), s = 2^(e-128) (e8m0_half).
 //   Q2_K has a min per 16 elements, so its offset is per half block too (off2, times
 //   dx * sum(xq) of that half: QuantizedX::s2); no other type uses or computes those.
-// x is quantized per 32 elements: xq = round(x / dx), dx = amax / 127, with sx = dx * sum(xq).
+// x is quantized per 32 elements to xq with a scale dx per block and sx = dx * sum(xq), rounded
+// as llama.cpp rounds x for the same weight type (XRounding), so that a quantized file gives
+// llama.cpp's logits to within its own noise: the rounding of x, not of the weights, is most of
+// the difference otherwise (a mixture-of-experts router near a tie picks another expert).
 #include <cstdint>
 #include <vector>
 
@@ -29,7 +33,17 @@ struct LaneForm {
   bool whole = false;  // one lane per weight row (the 16-row tiles): one correction per block
 };
 
+// llama.cpp's three roundings of x (its q8_0, q8_1 and q8_K), by weight type (x_rounding).
+// In each, xq = round-to-nearest-even(x * (127 / amax)).
+enum class XRounding : uint8_t {
+  Q8_0,  // amax per 32; dx = fp16(amax / 127)
+  Q8_1,  // as Q8_0, and sx = fp16((amax / 127) * sum(xq)) (the weights with an offset per block)
+  Q8_K,  // amax per 256 (8 blocks share dx); dx = 1 / (127 / amax) in float (the K-quants)
+};
+XRounding x_rounding(gguf::TensorType w);
+
 struct QuantizedX {
+  XRounding rounding = XRounding::Q8_0;
   int64_t n_x = 0;
   int64_t nb = 0;           // blocks per row
   bool half_sums = false;   // s2 is filled (weights with per-half offsets)
@@ -50,7 +64,19 @@ struct QuantizedX {
 };
 
 void resize_quantized_x(QuantizedX& q, int64_t n_x, int64_t nb, bool half_sums = false,
-                        LaneForm lanes = {});
+                        LaneForm lanes = {}, XRounding rounding = XRounding::Q8_0);
+// The scale of a group of blocks with largest magnitude amax (finite), and the factor x is
+// multiplied by before rounding; both 0 when amax is 0. Every level uses these.
+struct XScale {
+  float d = 0, id = 0;
+};
+XScale x_scale(XRounding rounding, float amax);
+// The sx of a block of scale d whose quants sum to sum (amax: the group's largest magnitude).
+float x_block_sum(XRounding rounding, float d, float amax, int32_t sum);
+// Blocks of x that share one scale.
+inline int64_t x_group_blocks(XRounding rounding) {
+  return rounding == XRounding::Q8_K ? 8 : 1;
+}
 // Quantizes row r of x into q (identical results at every level). A block holding NaN or Inf
 // gets quants 0 and d = s = NaN (non_finite_block), so every product over it is NaN, as float
 // arithmetic would make it, and no float is converted to an integer out of range.

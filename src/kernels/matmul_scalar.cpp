@@ -12,7 +12,38 @@ namespace baton::kernels {
 
 using gguf::TensorType;
 
-void resize_quantized_x(QuantizedX& q, int64_t n_x, int64_t nb, bool half_sums, LaneForm lanes) {
+XRounding x_rounding(TensorType w) {
+  switch (w) {
+    case TensorType::Q4_1:
+    case TensorType::Q5_1:
+      return XRounding::Q8_1;
+    case TensorType::Q2_K:
+    case TensorType::Q3_K:
+    case TensorType::Q4_K:
+    case TensorType::Q5_K:
+    case TensorType::Q6_K:
+    case TensorType::IQ4_XS:
+      return XRounding::Q8_K;
+    default:
+      return XRounding::Q8_0;
+  }
+}
+
+XScale x_scale(XRounding rounding, float amax) {
+  if (amax == 0) return {};
+  const float id = 127.f / amax;
+  if (rounding == XRounding::Q8_K) return {1.f / id, id};
+  return {fp16_to_fp32(fp32_to_fp16(amax / 127.f)), id};
+}
+
+float x_block_sum(XRounding rounding, float d, float amax, int32_t sum) {
+  if (rounding == XRounding::Q8_1) return fp16_to_fp32(fp32_to_fp16(amax / 127.f * float(sum)));
+  return d * float(sum);
+}
+
+void resize_quantized_x(QuantizedX& q, int64_t n_x, int64_t nb, bool half_sums, LaneForm lanes,
+                        XRounding rounding) {
+  q.rounding = rounding;
   q.n_x = n_x;
   q.nb = nb;
   q.half_sums = half_sums;
@@ -31,28 +62,40 @@ void non_finite_block(QuantizedX& q, int64_t r, int64_t b) {
 }
 
 void quantize_x_row(const float* x, QuantizedX& q, int64_t r) {
-  uint8_t* qs = q.qs.data() + r * q.nb * kQK;
-  for (int64_t b = 0; b < q.nb; ++b, x += kQK, qs += kQK) {
+  const int64_t group = x_group_blocks(q.rounding);
+  bool finite[8];
+  for (int64_t g0 = 0; g0 < q.nb; g0 += group) {
+    const int64_t g1 = std::min(q.nb, g0 + group);
+    // A block holding NaN or Inf spoils itself only: the group's scale comes from the others.
     float amax = 0;
-    bool finite = true;
-    for (int i = 0; i < kQK; ++i) {
-      amax = std::max(amax, std::fabs(x[i]));
-      finite = finite && std::fabs(x[i]) <= std::numeric_limits<float>::max();
+    for (int64_t b = g0; b < g1; ++b) {
+      const float* xb = x + b * kQK;
+      float m = 0;
+      bool ok = true;
+      for (int i = 0; i < kQK; ++i) {
+        m = std::max(m, std::fabs(xb[i]));
+        ok = ok && std::fabs(xb[i]) <= std::numeric_limits<float>::max();
+      }
+      finite[b - g0] = ok;
+      if (ok) amax = std::max(amax, m);
     }
-    if (!finite) {
-      non_finite_block(q, r, b);
-      continue;
+    const XScale sc = x_scale(q.rounding, amax);
+    for (int64_t b = g0; b < g1; ++b) {
+      if (!finite[b - g0]) {
+        non_finite_block(q, r, b);
+        continue;
+      }
+      const float* xb = x + b * kQK;
+      uint8_t* qs = q.qs.data() + (r * q.nb + b) * kQK;
+      int sum = 0;
+      for (int i = 0; i < kQK; ++i) {
+        const int v = int(std::nearbyint(xb[i] * sc.id));
+        sum += v;
+        qs[i] = uint8_t(v);
+      }
+      q.d[size_t(r * q.nb + b)] = sc.d;
+      q.s[size_t(r * q.nb + b)] = x_block_sum(q.rounding, sc.d, amax, sum);
     }
-    const float d = amax / 127.f;
-    const float id = d != 0 ? 1.f / d : 0.f;
-    int sum = 0;
-    for (int i = 0; i < kQK; ++i) {
-      const int v = int(std::nearbyint(x[i] * id));
-      sum += v;
-      qs[i] = uint8_t(v);
-    }
-    q.d[size_t(r * q.nb + b)] = d;
-    q.s[size_t(r * q.nb + b)] = d * float(sum);
   }
 }
 

@@ -64,6 +64,11 @@ void dequantize_small(TensorType t, const void* src, float* y, int64_t n) {
         const uint32_t qh = q5_0_high_bits(b);
         for (int i = 0; i < kQK; ++i) *y++ = float(q5_0_level(b, qh, i) - 16) * d;
       });
+    case TensorType::MXFP4:
+      return for_blocks<BlockMXFP4>(src, n, kQK, [&](const BlockMXFP4& b) {
+        const float d = e8m0_half(b.e);
+        for (int i = 0; i < kQK; ++i) *y++ = float(kMXFP4Values[iq4_index(b.qs, i)]) * d;
+      });
     default:  // IQ4_NL
       return for_blocks<BlockIQ4_NL>(src, n, kQK, [&](const BlockIQ4_NL& b) {
         const float d = fp16_to_fp32(b.d);
@@ -130,6 +135,10 @@ void unpack_small(TensorType t, const uint8_t* row, int64_t nb, bool values, Unp
       s = fp16_to_fp32(blk.d);
       const uint32_t qh = q5_0_high_bits(blk);
       for (int i = 0; values && i < kQK; ++i) q[i] = int8_t(q5_0_level(blk, qh, i) - 16);
+    } else if (t == TensorType::MXFP4) {
+      const auto& blk = reinterpret_cast<const BlockMXFP4*>(row)[b];
+      s = e8m0_half(blk.e);
+      for (int i = 0; values && i < kQK; ++i) q[i] = kMXFP4Values[iq4_index(blk.qs, i)];
     } else {  // IQ4_NL
       const auto& blk = reinterpret_cast<const BlockIQ4_NL*>(row)[b];
       s = fp16_to_fp32(blk.d);
@@ -197,6 +206,12 @@ void unpack_iq4_xs(const BlockIQ4_XS& blk, int64_t b0, bool values, UnpackedRow&
   }
 }
 
+// The types above with 32-element blocks (the others have 256-element super-blocks).
+bool block_of_32(TensorType t) {
+  return t == TensorType::Q4_1 || t == TensorType::Q5_0 || t == TensorType::IQ4_NL ||
+         t == TensorType::MXFP4;
+}
+
 }  // namespace
 
 bool is_extra_quant_type(TensorType t) {
@@ -208,6 +223,7 @@ bool is_extra_quant_type(TensorType t) {
     case TensorType::Q3_K:
     case TensorType::Q5_K:
     case TensorType::IQ4_XS:
+    case TensorType::MXFP4:
       return true;
     default:
       return false;
@@ -215,7 +231,7 @@ bool is_extra_quant_type(TensorType t) {
 }
 
 void dequantize_extra(TensorType t, const void* src, float* dst, int64_t n) {
-  if (t == TensorType::Q4_1 || t == TensorType::Q5_0 || t == TensorType::IQ4_NL) {
+  if (block_of_32(t)) {
     dequantize_small(t, src, dst, n);
   } else {
     dequantize_super(t, src, dst, n);
@@ -223,7 +239,7 @@ void dequantize_extra(TensorType t, const void* src, float* dst, int64_t n) {
 }
 
 void unpack_extra(TensorType t, const uint8_t* row, int64_t cols, bool values, UnpackedRow& out) {
-  if (t == TensorType::Q4_1 || t == TensorType::Q5_0 || t == TensorType::IQ4_NL) {
+  if (block_of_32(t)) {
     return unpack_small(t, row, cols / kQK, values, out);
   }
   for (int64_t i = 0; i < cols / kQKK; ++i) {

@@ -1,6 +1,6 @@
 #pragma once
-// Q4_1 Q5_0 IQ4_NL Q2_K Q3_K Q5_K IQ4_XS: dequantization (ggml's reference arithmetic, bit for
-// bit) and unpacking into the matmul form of matmul_impl.h. Internal to the kernels module.
+// Q4_1 Q5_0 IQ4_NL Q2_K Q3_K Q5_K IQ4_XS MXFP4: dequantization (ggml's reference arithmetic, bit
+// for bit) and unpacking into the matmul form of matmul_impl.h. Internal to the kernels module.
 #include <cstdint>
 
 #include "gguf/tensor_type.h"

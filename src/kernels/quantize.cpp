@@ -105,6 +105,8 @@ BlockShape block_shape(TensorType t) {
       return {kQKK, sizeof(BlockQ5_K)};
     case TensorType::IQ4_XS:
       return {kQKK, sizeof(BlockIQ4_XS)};
+    case TensorType::MXFP4:
+      return {kQK, sizeof(BlockMXFP4)};
     default:
       return {};
   }
@@ -116,7 +118,7 @@ size_t kernel_row_bytes(TensorType t, int64_t n) {
     throw std::invalid_argument(
         "kernels: tensor " + type_label(t) +
         " is not supported (expected f32 f16 bf16 q8_0 q5_0 q4_0 q4_1 iq4_nl "
-        "q2_K q3_K q4_K q5_K q6_K iq4_xs)");
+        "q2_K q3_K q4_K q5_K q6_K iq4_xs mxfp4)");
   }
   if (n < 0 || n % s.elems != 0) {
     throw std::invalid_argument("kernels: row length " + std::to_string(n) + " of " +

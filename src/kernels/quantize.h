@@ -1,10 +1,11 @@
 #pragma once
 // Row conversions between f32 and every tensor type the kernels support:
-// F32 F16 BF16 Q8_0 Q5_0 Q4_0 Q4_1 IQ4_NL Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS, in both directions.
-// Dequantization matches ggml's reference bit for bit. Quantization rounds each level to
-// nearest against a scale that is either the block's extreme over the widest level (Q8_0, Q4_0,
-// Q6_K) or searched per (sub-)block among a few candidates refitted by least squares (Q4_1
-// Q5_0 IQ4_NL Q2_K Q3_K Q4_K Q5_K IQ4_XS: see quantize_search.h); no importance matrix.
+// F32 F16 BF16 Q8_0 Q5_0 Q4_0 Q4_1 IQ4_NL Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS MXFP4, in both
+// directions. Dequantization matches ggml's reference bit for bit. Quantization rounds each level
+// to nearest against a scale that is either the block's extreme over the widest level (Q8_0,
+// Q4_0, Q6_K), searched per (sub-)block among a few candidates refitted by least squares (Q4_1
+// Q5_0 IQ4_NL Q2_K Q3_K Q4_K Q5_K IQ4_XS: see quantize_search.h), or for MXFP4 the power of two
+// of least squared error among the block extreme's and its neighbours; no importance matrix.
 #include <cstddef>
 #include <cstdint>
 

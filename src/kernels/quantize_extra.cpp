@@ -1,6 +1,9 @@
 #include "kernels/quantize_extra.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -192,6 +195,63 @@ void quantize_iq4_xs(const float* x, BlockIQ4_XS* y, int64_t nb) {
   }
 }
 
+// Code 0..15 of the MXFP4 value nearest to a (in units of the block scale): the magnitudes
+// 0 1 2 3 4 6 8 12 split at their midpoints (a tie takes the smaller), negative values take the
+// codes 8 + k. NaN gives code 0; nothing is converted to an integer.
+int mxfp4_code(float a) {
+  static constexpr float kMidpoints[7] = {0.5f, 1.5f, 2.5f, 3.5f, 5.f, 7.f, 10.f};
+  const float m = std::fabs(a);
+  int k = 0;
+  while (k < 7 && m > kMidpoints[k]) ++k;
+  return k == 0 ? 0 : a < 0 ? 8 + k : k;
+}
+
+// Codes of block x under exponent byte e; returns their squared error.
+double mxfp4_fit(const float* x, int e, uint8_t* codes) {
+  const float d = e8m0_half(uint8_t(e));
+  double err = 0;
+  for (int l = 0; l < kQK; ++l) {
+    codes[l] = uint8_t(mxfp4_code(x[l] / d));
+    const double diff = double(x[l]) - double(kMXFP4Values[codes[l]]) * double(d);
+    err += diff * diff;
+  }
+  return err;
+}
+
+// The exponent is a power of two, so the only choice is which one: the block's extreme x = f*2^p
+// (f in [0.5, 1)) under byte p + 124 (the largest value 12 * 2^(p-4) covers f <= 0.75, what
+// ggml's reference picks) or its neighbours (p + 125 covers every f at half the resolution;
+// p + 123 clips the extreme for finer steps below it). The byte of least squared error wins, the
+// first one on a tie; bytes stay in 0..254 (255 is NaN to the OCP format).
+void quantize_mxfp4(const float* x, BlockMXFP4* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, x += kQK) {
+    float amax = 0;
+    for (int l = 0; l < kQK; ++l) amax = std::max(amax, std::fabs(x[l]));
+    int natural = 254;  // an infinite extreme takes the largest scale
+    if (amax == 0) {
+      natural = 0;
+    } else if (amax <= std::numeric_limits<float>::max()) {
+      int p = 0;
+      std::frexp(amax, &p);
+      natural = std::clamp(p + 124, 0, 254);
+    }
+    uint8_t codes[kQK];
+    int best = natural;
+    double best_err = mxfp4_fit(x, natural, codes);
+    for (int e : {natural + 1, natural - 1}) {
+      if (e < 0 || e > 254) continue;
+      const double err = mxfp4_fit(x, e, codes);
+      if (err < best_err) {
+        best_err = err;
+        best = e;
+      }
+    }
+    mxfp4_fit(x, best, codes);
+    y[i].e = uint8_t(best);
+    pack_nibbles(codes, y[i].qs);
+  }
+}
+
 }  // namespace
 
 void quantize_extra(TensorType t, const float* x, void* dst, int64_t n) {
@@ -210,6 +270,8 @@ void quantize_extra(TensorType t, const float* x, void* dst, int64_t n) {
       return quantize_q5_k(x, static_cast<BlockQ5_K*>(dst), n / kQKK);
     case TensorType::IQ4_XS:
       return quantize_iq4_xs(x, static_cast<BlockIQ4_XS*>(dst), n / kQKK);
+    case TensorType::MXFP4:
+      return quantize_mxfp4(x, static_cast<BlockMXFP4*>(dst), n / kQK);
     default:
       throw std::invalid_argument("kernels: no quantizer for type id " +
                                   std::to_string(uint32_t(t)));

@@ -1,6 +1,6 @@
 #pragma once
-// Quantizers of Q4_1 Q5_0 IQ4_NL Q2_K Q3_K Q5_K IQ4_XS (internal; quantize_row dispatches here).
-// Their blocks read back through dequantize_extra (quant_extra.h), the format's reference.
+// Quantizers of Q4_1 Q5_0 IQ4_NL Q2_K Q3_K Q5_K IQ4_XS MXFP4 (internal; quantize_row dispatches
+// here). Their blocks read back through dequantize_extra (quant_extra.h), the format's reference.
 #include <cstdint>
 
 #include "gguf/tensor_type.h"

@@ -84,6 +84,14 @@ void pair_row(bool to_tile, uint8_t* tile, int64_t b, int r, Block& blk) {
   }
 }
 
+// Row r of MXFP4 block b, moved between `blk` and the tile: the quants as Q4_0's, the exponent
+// byte at the row's place in the block's 16 scale bytes.
+void mxfp4_row(bool to_tile, uint8_t* tile, int64_t b, int r, BlockMXFP4& blk) {
+  constexpr auto kType = gguf::TensorType::MXFP4;
+  move_quads(to_tile, tile + tile16_quants_at(kType, b) + 4 * r, blk.qs, 4);
+  move_bytes(to_tile, tile + tile16_scales_at(kType, b) + r, &blk.e, 1);
+}
+
 // Row r of IQ4_XS super-block s, moved between `blk` and the tile; the 6-bit block scales are
 // stored unpacked, less 32.
 void iq4_xs_row(bool to_tile, uint8_t* tile, int64_t s, int r, BlockIQ4_XS& blk) {
@@ -220,6 +228,8 @@ void pack_tile16(gguf::TensorType t, const uint8_t* const rows[kTile16], int64_t
       return pack_rows<BlockQ5_0>(rows, nb, out, pair_row<BlockQ5_0>);
     case gguf::TensorType::IQ4_XS:
       return pack_rows<BlockIQ4_XS>(rows, nb, out, iq4_xs_row);
+    case gguf::TensorType::MXFP4:
+      return pack_rows<BlockMXFP4>(rows, nb, out, mxfp4_row);
     case gguf::TensorType::Q3_K:
       return pack_rows<BlockQ3_K>(rows, nb, out, q3_k_row);
     case gguf::TensorType::Q2_K:
@@ -247,6 +257,8 @@ void unpack_tile16_row(gguf::TensorType t, const uint8_t* tile, int64_t nb, int 
       return unpack_row<BlockQ5_0>(tile, nb, r, out, pair_row<BlockQ5_0>);
     case gguf::TensorType::IQ4_XS:
       return unpack_row<BlockIQ4_XS>(tile, nb, r, out, iq4_xs_row);
+    case gguf::TensorType::MXFP4:
+      return unpack_row<BlockMXFP4>(tile, nb, r, out, mxfp4_row);
     case gguf::TensorType::Q3_K:
       return unpack_row<BlockQ3_K>(tile, nb, r, out, q3_k_row);
     case gguf::TensorType::Q2_K:

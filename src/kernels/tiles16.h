@@ -49,12 +49,16 @@
 //         then ql chunk c = 0, 1 (quad q of ql[64n + 32c ..] at 512 + 512c + 64q), row r's 4
 //         bytes at +4r as in the file. 32-element block 4n + k takes chunk k % 2 (high nibbles
 //         for k >= 2) and bits 2k of qh.
+//   MXFP4 groups of 4 blocks, 1088 B each: the four blocks' exponent bytes (16 B each, row r's
+//         at +r), then each block's 256 B of quants, laid out as Q4_0's. Four blocks to a group
+//         keep every group 64-byte aligned (a pair would take 544 B).
 //   IQ4_XS super-blocks, 2240 B each: d[16] (f16), then the 6-bit scale of block j, row r, less
 //         32, as an int8 at 32 + 16j + r (32 B unused), then block j's 256 B of quants at
 //         192 + 256j, laid out as Q4_0's.
 // Q8_0, Q4_0, IQ4_NL, Q4_1, Q5_0 and Q2_K tiles are exactly as large as the file's rows (for an
-// even block count); Q4_K's unpacked and Q5_K's unpacked scales add 64 B per super-block of 16 rows
-// (2.8 %, 2.3 %), IQ4_XS's 64 B (2.9 %), Q6_K's alignment 32 B (0.9 %).
+// even block count), as are MXFP4's for a multiple of 4 blocks (gpt-oss's 90: 2.2 % larger); Q4_K's
+// unpacked and Q5_K's unpacked scales add 64 B per super-block of 16 rows (2.8 %, 2.3 %), IQ4_XS's
+// 64 B (2.9 %), Q6_K's alignment 32 B (0.9 %).
 #include <cstddef>
 #include <cstdint>
 
@@ -64,13 +68,14 @@ namespace baton::kernels {
 
 inline constexpr int64_t kTile16 = 16;
 
-// A tile is a run of groups: pairs of blocks (Q8_0, Q4_0) or super-blocks (the others), each
-// its scales, then its quants.
+// A tile is a run of groups: pairs of blocks (Q8_0, Q4_0, ...), fours (MXFP4) or super-blocks
+// (the others), each its scales, then its quants.
 struct Tile16Shape {
-  int64_t blocks = 0;        // file blocks per group: 2, or 1 super-block
-  int64_t bytes = 0;         // per group
-  int64_t scale_bytes = 0;   // at the group's start
-  int64_t block_quants = 0;  // quant bytes per block of a pair
+  int64_t blocks = 0;         // file blocks per group: 2 or 4, or 1 super-block
+  int64_t bytes = 0;          // per group
+  int64_t scale_bytes = 0;    // at the group's start
+  int64_t block_quants = 0;   // quant bytes per block of a pair or four
+  int64_t block_scales = 32;  // scale bytes per block of a pair or four
 };
 
 // The shape of type t's tiles; blocks = 0 for a type without the 16-row layout.
@@ -97,6 +102,8 @@ constexpr Tile16Shape tile16_shape(gguf::TensorType t) {
       return {1, 1856, 320, 0};
     case gguf::TensorType::Q2_K:
       return {1, 1344, 320, 0};
+    case gguf::TensorType::MXFP4:
+      return {4, 1088, 64, 256, 16};
     default:
       return {};
   }
@@ -108,7 +115,7 @@ constexpr bool has_tiles16(gguf::TensorType t) {
 }
 
 // Where block b (a super-block for the K types and IQ4_XS) of a tile starts its group, its
-// quants and its scales (32 B per block of a pair).
+// quants and its scales (block_scales bytes per block of a pair or four).
 constexpr int64_t tile16_quants_at(gguf::TensorType t, int64_t b) {
   const Tile16Shape s = tile16_shape(t);
   return s.bytes * (b / s.blocks) + s.scale_bytes + s.block_quants * (b % s.blocks);
@@ -119,7 +126,7 @@ constexpr int64_t tile16_group_at(gguf::TensorType t, int64_t b) {
 }
 constexpr int64_t tile16_scales_at(gguf::TensorType t, int64_t b) {
   const Tile16Shape s = tile16_shape(t);
-  return s.bytes * (b / s.blocks) + 32 * (b % s.blocks);
+  return s.bytes * (b / s.blocks) + s.block_scales * (b % s.blocks);
 }
 
 // Where block b of a Q4_1 or Q5_0 pair has its second scale field: Q4_1's m (16 f16 after the

@@ -21,6 +21,8 @@ const char* arch_name(Arch a) {
       return "qwen3moe";
     case Arch::GptOss:
       return "gpt-oss";
+    case Arch::Qwen35Moe:
+      return "qwen35moe";
     case Arch::Gemma3:
       return "gemma3";
     case Arch::Mistral3:
@@ -30,11 +32,17 @@ const char* arch_name(Arch a) {
 }
 
 bool has_qk_norm(Arch a) {
-  return a == Arch::Qwen3 || a == Arch::Qwen3Moe || a == Arch::Gemma3;
+  return a == Arch::Qwen3 || a == Arch::Qwen3Moe || a == Arch::Qwen35Moe || a == Arch::Gemma3;
 }
 
 float HParams::attention_scale() const {
   return attn_scale > 0 ? attn_scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
+}
+
+int32_t HParams::n_attention_layers() const {
+  int32_t n = 0;
+  for (int32_t il = 0; il < n_layer; ++il) n += is_recurrent(il) ? 0 : 1;
+  return n;
 }
 
 namespace {
@@ -45,11 +53,12 @@ Arch parse_arch(const std::string& s, const std::string& path) {
   if (s == "qwen3") return Arch::Qwen3;
   if (s == "qwen3moe") return Arch::Qwen3Moe;
   if (s == "gpt-oss") return Arch::GptOss;
+  if (s == "qwen35moe") return Arch::Qwen35Moe;
   if (s == "gemma3") return Arch::Gemma3;
   if (s == "mistral3") return Arch::Mistral3;
   throw std::runtime_error(
       fmt::format("{}: general.architecture '{}' is not supported (supported: llama, qwen2, "
-                  "qwen3, qwen3moe, gpt-oss, gemma3, mistral3)",
+                  "qwen3, qwen3moe, gpt-oss, qwen35moe, gemma3, mistral3)",
                   path, s));
 }
 
@@ -170,7 +179,7 @@ HParams read_hparams(const gguf::GgufFile& f) {
   };
   h.n_embd = req("embedding_length", 1 << 16);
   h.n_layer = req("block_count", 1024);
-  if (h.arch == Arch::Qwen3Moe || h.arch == Arch::GptOss) {
+  if (h.arch == Arch::Qwen3Moe || h.arch == Arch::GptOss || h.arch == Arch::Qwen35Moe) {
     h.moe = read_moe(f, a);
     // A MoE file may carry a dense width it never uses; it is not needed.
     const int64_t ff = f.get_int_or(a + "feed_forward_length", 0);
@@ -221,6 +230,7 @@ HParams read_hparams(const gguf::GgufFile& f) {
     h.moe.norm_topk = false;
     h.moe.act = ExpertAct::SwigluOai;
   }
+  if (h.arch == Arch::Qwen35Moe) read_hybrid_hparams(f, h);
   return h;
 }
 

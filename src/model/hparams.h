@@ -1,5 +1,6 @@
 #pragma once
 // Hyperparameters of a llama-family model, read from GGUF metadata ({arch}.* keys).
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -8,15 +9,17 @@
 
 namespace baton::model {
 
-enum class Arch { Llama, Qwen2, Qwen3, Qwen3Moe, GptOss, Gemma3, Mistral3 };
+enum class Arch { Llama, Qwen2, Qwen3, Qwen3Moe, GptOss, Qwen35Moe, Gemma3, Mistral3 };
 const char* arch_name(Arch a);
 // Whether the architecture normalises each head of q and k (RMSNorm with head_dim weights)
 // before rope.
 bool has_qk_norm(Arch a);
 
 // How RoPE pairs dimensions: "normal" rotates adjacent pairs (2i, 2i+1), "neox" rotates
-// (i, i + n_rot/2).
-enum class RopeMode { Normal, Neox };
+// (i, i + n_rot/2). "imrope" pairs as neox, and gives pair i the position of section
+// i mod sum(sections) taken in turn (t, h, w, t, ...): text tokens have the same position in t, h
+// and w, and position 0 in the fourth section, which the interleave reaches past the others.
+enum class RopeMode { Normal, Neox, Imrope };
 
 // How a mixture-of-experts layer picks and weighs its experts from the router's logits.
 // SoftmaxTopK: softmax over all experts, the k most probable, their probabilities (renormalised
@@ -41,6 +44,23 @@ struct MoeParams {
   ExpertAct act = ExpertAct::Silu;
   float swiglu_alpha = 1.702f;  // SwigluOai only
   float swiglu_limit = 7.0f;    // SwigluOai only
+};
+
+// The gated DeltaNet layers of a hybrid recurrent model (qwen35moe), from its ssm.* keys.
+struct SsmParams {
+  int32_t d_conv = 0;     // ssm.conv_kernel: taps of the causal convolution over q|k|v
+  int32_t head_dim = 0;   // ssm.state_size: width of every key and value head
+  int32_t n_k_heads = 0;  // ssm.group_count: query/key heads
+  int32_t n_v_heads = 0;  // ssm.time_step_rank: value heads (a multiple of the key heads)
+  int32_t d_inner = 0;    // ssm.inner_size: n_v_heads * head_dim
+
+  int32_t key_dim() const { return n_k_heads * head_dim; }
+  int32_t value_dim() const { return n_v_heads * head_dim; }
+  int32_t conv_dim() const { return 2 * key_dim() + value_dim(); }
+  // Floats of one sequence's state in one layer: the last d_conv - 1 inputs of the convolution,
+  // and a head_dim x head_dim matrix per value head.
+  int64_t conv_floats() const { return int64_t(d_conv - 1) * conv_dim(); }
+  int64_t matrix_floats() const { return int64_t(n_v_heads) * head_dim * head_dim; }
 };
 
 struct HParams {
@@ -82,6 +102,11 @@ struct HParams {
   // set, the magnitude is mscale(factor, 1) / mscale(factor, log_mul); 0 = not set.
   float rope_yarn_log_mul = 0.0f;
   MoeParams moe;
+  int32_t n_ff_shared = 0;  // the shared expert's width beside the routed ones; 0: none
+  std::array<int32_t, 4> rope_sections{};  // RopeMode::Imrope only
+  // Hybrid models: which layers are gated DeltaNet (the rest attend); empty: none.
+  std::vector<uint8_t> recurrent;
+  SsmParams ssm;
   FfnAct ffn_act = FfnAct::Silu;
   // gemma3: each sublayer's output is RMS-normed (post_attention_norm, post_ffw_norm) before
   // the residual add.
@@ -98,6 +123,12 @@ struct HParams {
   int32_t kv_dim() const { return n_head_kv * head_dim; }
   bool is_moe() const { return moe.n_expert > 0; }
   float attention_scale() const;
+  bool is_recurrent(int32_t il) const { return !recurrent.empty() && recurrent[il] != 0; }
+  bool is_hybrid() const { return !recurrent.empty(); }
+  // Layers that attend, and so hold KV.
+  int32_t n_attention_layers() const;
+  // An attention layer's query rows carry a per-head output gate: [q, gate] per head.
+  bool gated_attention() const { return arch == Arch::Qwen35Moe; }
   // Layer il's attention window in positions; 0 = the whole context.
   int32_t window(int32_t il) const {
     return il >= 0 && static_cast<size_t>(il) < swa.size() && swa[il] ? n_swa : 0;
@@ -106,5 +137,9 @@ struct HParams {
 
 // Throws std::runtime_error naming the key/architecture when the file is not a usable model.
 HParams read_hparams(const gguf::GgufFile& f);
+
+// The hybrid-model keys (ssm.*, the layer pattern, IMRoPE sections, the shared expert) into h
+// (hparams_hybrid.cpp). Throws std::runtime_error naming the key and the fix.
+void read_hybrid_hparams(const gguf::GgufFile& f, HParams& h);
 
 }  // namespace baton::model

@@ -26,6 +26,12 @@ struct LlamaModel::Acts {
   std::vector<float> cos_swa, sin_swa;  // the windowed layers' rope, when it has its own
   std::vector<float> fused;             // output of a stacked matmul (q|k|v or gate|up rows)
   MoeScratch moe;
+  // Hybrid models: each sequence's first row and recurrent state, the gated attention's gates.
+  std::vector<DeltaNetSeq> seqs;
+  std::vector<float*> seq_state;
+  std::vector<float> qgate;
+  DeltaNetScratch dnet;
+  SharedExpertScratch shexp;
 };
 
 namespace {
@@ -49,6 +55,16 @@ HParams swa_rope_params(const HParams& h) {
   return s;
 }
 
+// Each attention layer's index among the attention layers: only those hold KV.
+std::vector<int32_t> kv_layers_of(const HParams& h) {
+  std::vector<int32_t> out(static_cast<size_t>(h.n_layer), -1);
+  int32_t next = 0;
+  for (int32_t il = 0; il < h.n_layer; ++il) {
+    if (!h.is_recurrent(il)) out[il] = next++;
+  }
+  return out;
+}
+
 void add_bias(float* y, const std::vector<float>& b, int64_t n_rows) {
   if (b.empty()) return;
   const int64_t d = static_cast<int64_t>(b.size());
@@ -65,8 +81,10 @@ LlamaModel::LlamaModel(std::unique_ptr<gguf::GgufFile> file, const ModelOptions&
       rope_swa_(h_.rope_base_swa > 0
                     ? std::make_unique<Rope>(swa_rope_params(h_), std::vector<float>{})
                     : nullptr),
-      kv_(opts.kv_type, opts.block_size, h_.n_layer, h_.n_head_kv, h_.head_dim),
+      kv_layer_(kv_layers_of(h_)),
+      kv_(opts.kv_type, opts.block_size, h_.n_attention_layers(), h_.n_head_kv, h_.head_dim),
       pool_(std::make_unique<kernels::ThreadPool>(default_threads(opts.threads))) {
+  if (h_.is_hybrid()) states_ = std::make_unique<RecurrentStates>(h_);
   if (opts.interleave_weights) arena_ = interleave_weights(w_, pool_.get());
 }
 
@@ -123,6 +141,16 @@ void LlamaModel::validate(const std::vector<SeqSlice>& seqs) const {
                         i, s.block_table[b], kv_.n_blocks()));
       }
     }
+    if (!states_) continue;
+    if (const auto why = states_->check(s.seq_id, s.start_pos); !why.empty()) {
+      throw std::runtime_error(fmt::format("batch seq {}: {}", i, why));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (seqs[j].n_tokens > 0 && seqs[j].seq_id == s.seq_id) {
+        throw std::runtime_error(fmt::format(
+            "batch seqs {} and {}: both are sequence {} (one recurrent state)", j, i, s.seq_id));
+      }
+    }
   }
 }
 
@@ -144,6 +172,15 @@ void LlamaModel::forward(const std::vector<SeqSlice>& seqs,
   a.n = static_cast<int64_t>(a.pos.size());
   logits.clear();
   if (a.n == 0) return;
+  if (states_) {
+    int64_t row0 = 0;
+    for (const auto& s : seqs) {
+      if (s.n_tokens == 0) continue;
+      a.seqs.push_back({row0, s.n_tokens, nullptr, nullptr});
+      a.seq_state.push_back(states_->begin(s.seq_id, s.start_pos));
+      row0 += s.n_tokens;
+    }
+  }
   const int64_t E = h_.n_embd, P = rope_->n_pairs();
   a.x.resize(a.n * E);
   a.xn.resize(a.n * E);
@@ -171,6 +208,11 @@ void LlamaModel::forward(const std::vector<SeqSlice>& seqs,
     });
   }
   for (int32_t il = 0; il < h_.n_layer; ++il) layer(il, a);
+  if (states_) {
+    for (const auto& s : seqs) {
+      if (s.n_tokens > 0) states_->commit(s.seq_id, s.start_pos + s.n_tokens);
+    }
+  }
 
   // Final norm and the output projection, only for the rows that want logits.
   std::vector<float> last;
@@ -197,8 +239,9 @@ void LlamaModel::forward(const std::vector<SeqSlice>& seqs,
 
 void LlamaModel::layer(int32_t il, Acts& a) {
   const auto& L = w_.layers[il];
+  if (L.recurrent) return recurrent_layer(il, a);
   const int64_t n = a.n, E = h_.n_embd, QD = h_.q_dim(), KD = h_.kv_dim();
-  a.q.resize(n * QD);
+  a.q.resize(n * L.wq.rows);  // gated attention: [q, gate] per head, split below
   a.k.resize(n * KD);
   a.v.resize(n * KD);
   a.att.resize(n * QD);
@@ -211,15 +254,23 @@ void LlamaModel::layer(int32_t il, Acts& a) {
   add_bias(a.q.data(), L.bq, n);
   add_bias(a.k.data(), L.bk, n);
   add_bias(a.v.data(), L.bv, n);
+  if (h_.gated_attention()) split_query_gate(a);
   rope_rows(il, L, a);
   // Every row's K/V goes to the cache before any row attends, and attention reads only the
   // cache: a token then sees the same (possibly F16-rounded) keys in any chunking.
   const int32_t bs = kv_.block_size();
   for (int64_t r = 0; r < n; ++r) {
-    kv_.write(a.row_table[r][a.pos[r] / bs], a.pos[r] % bs, il, a.k.data() + r * KD,
+    kv_.write(a.row_table[r][a.pos[r] / bs], a.pos[r] % bs, kv_layer_[il], a.k.data() + r * KD,
               a.v.data() + r * KD);
   }
   attention(il, a);
+  if (h_.gated_attention()) {
+    for_rows(n, [&](int64_t r) {
+      float* o = a.att.data() + r * QD;
+      const float* g = a.qgate.data() + r * QD;
+      for (int64_t i = 0; i < QD; ++i) o[i] *= 1.0f / (1.0f + std::exp(-g[i]));
+    });
+  }
   kernels::matmul(L.wo, a.att.data(), n, a.tmp.data(), pool_.get());
   add_bias(a.tmp.data(), L.bo, n);
   add_sublayer(L.post_attn_norm, a);
@@ -278,6 +329,10 @@ void LlamaModel::ffn(const LayerWeights& L, Acts& a) {
       return;
     case FfnKind::Moe:
       moe_ffn(L.moe, h_.moe, h_.n_embd, a.xn.data(), a.n, a.tmp.data(), a.moe, pool_.get());
+      if (L.moe.shared.present()) {
+        add_shared_expert(L.moe.shared, h_.n_embd, a.xn.data(), a.n, a.tmp.data(), a.shexp,
+                          pool_.get());
+      }
       return;
   }
 }
@@ -285,7 +340,7 @@ void LlamaModel::ffn(const LayerWeights& L, Acts& a) {
 // q, k and v of every row from a.xn: one matmul over the stacked matrices when the weights are
 // stacked (then each row split), else three.
 void LlamaModel::project_qkv(const LayerWeights& L, Acts& a) {
-  const int64_t n = a.n, QD = h_.q_dim(), KD = h_.kv_dim();
+  const int64_t n = a.n, QD = L.wq.rows, KD = h_.kv_dim();
   if (L.wqkv.data == nullptr) {
     kernels::matmul(L.wq, a.xn.data(), n, a.q.data(), pool_.get());
     kernels::matmul(L.wk, a.xn.data(), n, a.k.data(), pool_.get());
@@ -356,8 +411,8 @@ void LlamaModel::attention(int32_t il, Acts& a) {
     for (int64_t it = next++; it < items; it = next++) {
       const auto [r, n] = a.tiles[order[it % n_tiles]];
       const int32_t g = static_cast<int32_t>(it / n_tiles);
-      attend_rows(kv_, il, s, g, a.q.data() + r * QD, a.pos.data() + r, n, a.row_table[r],
-                  a.att.data() + r * QD, scratch);
+      attend_rows(kv_, kv_layer_[il], s, g, a.q.data() + r * QD, a.pos.data() + r, n,
+                  a.row_table[r], a.att.data() + r * QD, scratch);
     }
   };
   if (items < 2) {
@@ -365,6 +420,48 @@ void LlamaModel::attention(int32_t il, Acts& a) {
   } else {
     pool_->parallel_for(std::min<int64_t>(items, pool_->size()), run);
   }
+}
+
+}  // namespace baton::model
+
+namespace baton::model {
+
+// Gated attention: each head's query rows are [q, gate]; a.q keeps the queries, a.qgate the
+// gates that scale the head's output.
+void LlamaModel::split_query_gate(Acts& a) {
+  const int64_t n = a.n, QD = h_.q_dim(), HD = h_.head_dim;
+  a.fused.swap(a.q);
+  a.q.resize(n * QD);
+  a.qgate.resize(n * QD);
+  for_rows(n, [&](int64_t r) {
+    const float* row = a.fused.data() + r * 2 * QD;
+    for (int32_t h = 0; h < h_.n_head; ++h) {
+      std::copy(row + 2 * h * HD, row + (2 * h + 1) * HD, a.q.data() + r * QD + h * HD);
+      std::copy(row + (2 * h + 1) * HD, row + (2 * h + 2) * HD, a.qgate.data() + r * QD + h * HD);
+    }
+  });
+}
+
+// A gated DeltaNet layer of a hybrid model, then its FFN: the residual structure of the
+// attention layers, with each sequence's recurrent state in place of KV.
+void LlamaModel::recurrent_layer(int32_t il, Acts& a) {
+  const auto& L = w_.layers[il];
+  const int64_t n = a.n, E = h_.n_embd;
+  a.tmp.resize(n * E);
+  for_rows(n, [&](int64_t r) {
+    rms_norm(a.x.data() + r * E, L.attn_norm.data(), E, h_.rms_eps, a.xn.data() + r * E);
+  });
+  for (size_t i = 0; i < a.seqs.size(); ++i) {
+    a.seqs[i].conv = states_->conv(a.seq_state[i], il);
+    a.seqs[i].matrix = states_->matrix(a.seq_state[i], il);
+  }
+  delta_net(L.dnet, h_.ssm, h_.rms_eps, a.xn.data(), n, a.seqs, a.tmp.data(), a.dnet, pool_.get());
+  add_inplace(a.x.data(), a.tmp.data(), n * E);
+  for_rows(n, [&](int64_t r) {
+    rms_norm(a.x.data() + r * E, L.ffn_norm.data(), E, h_.rms_eps, a.xn.data() + r * E);
+  });
+  ffn(L, a);
+  add_inplace(a.x.data(), a.tmp.data(), n * E);
 }
 
 }  // namespace baton::model

@@ -1,6 +1,7 @@
 #pragma once
-// A llama-family model (llama, qwen2, qwen3, qwen3moe, gpt-oss, gemma3, mistral3) over a GGUF
-// mapping, with its block KV cache and the forward pass over a ragged batch of sequences.
+// A llama-family model (llama, qwen2, qwen3, qwen3moe, gpt-oss, gemma3, mistral3, and the hybrid
+// qwen35moe) over a GGUF mapping, with its block KV cache, the recurrent state of each sequence
+// (hybrid models), and the forward pass over a ragged batch of sequences.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 #include "kernels/thread_pool.h"
 #include "model/hparams.h"
 #include "model/kv_cache.h"
+#include "model/recurrent_state.h"
 #include "model/rope.h"
 #include "model/weight_arena.h"
 #include "model/weights.h"
@@ -33,6 +35,8 @@ struct SeqSlice {
   const int32_t* block_table = nullptr;
   int32_t n_table = 0;
   bool want_logits = false;
+  // Names the sequence's recurrent state (hybrid models): one id per sequence in a step.
+  uint64_t seq_id = 0;
 };
 
 class LlamaModel {
@@ -49,6 +53,13 @@ class LlamaModel {
   KvCache& kv() { return kv_; }
   const KvCache& kv() const { return kv_; }
   kernels::ThreadPool& pool() { return *pool_; }
+  // Hybrid models only (null otherwise): the per-sequence recurrent states.
+  RecurrentStates* states() { return states_.get(); }
+  const RecurrentStates* states() const { return states_.get(); }
+  // Frees a sequence's recurrent state (nothing for other models).
+  void release_sequence(uint64_t seq_id) {
+    if (states_) states_->release(seq_id);
+  }
 
   // Runs every slice's tokens through the model, writing their K/V into the cache, and returns
   // the last-token logits of each slice with want_logits, in order. Throws std::runtime_error
@@ -65,6 +76,8 @@ class LlamaModel {
   void rope_rows(int32_t il, const LayerWeights& L, Acts& a);
   void add_sublayer(const std::vector<float>& post_norm, Acts& a);
   void attention(int32_t il, Acts& a);
+  void recurrent_layer(int32_t il, Acts& a);
+  void split_query_gate(Acts& a);
   template <typename F>
   void for_rows(int64_t n, F&& fn);
 
@@ -73,7 +86,9 @@ class LlamaModel {
   ModelWeights w_;
   std::unique_ptr<Rope> rope_;
   std::unique_ptr<Rope> rope_swa_;  // the windowed layers' own rope (gemma3), or null
+  std::vector<int32_t> kv_layer_;   // per layer, its layer in the KV cache (attention layers)
   KvCache kv_;
+  std::unique_ptr<RecurrentStates> states_;
   std::unique_ptr<kernels::ThreadPool> pool_;
   std::unique_ptr<WeightArena> arena_;  // the interleaved matrices w_ points into, if any
 };

@@ -1,6 +1,7 @@
 #include "model/rope.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
 
@@ -20,6 +21,19 @@ double llama3_divisor(double inv_freq, const HParams& h) {
   const double smooth = (h.rope_orig_ctx / wavelen - h.rope_low_freq_factor) /
                         (h.rope_high_freq_factor - h.rope_low_freq_factor);
   return 1.0 / ((1.0 - smooth) / h.rope_scaling_factor + smooth);
+}
+
+// IMRoPE: pair i takes the position of section i mod sum(sections), the sections interleaved
+// t, h, w, t, h, w, ... while each lasts; what none of them covers falls to the fourth section.
+// A text token is at position 0 there, so those pairs never rotate.
+bool imrope_fixed_pair(int32_t i, const std::array<int32_t, 4>& s) {
+  const int32_t total = s[0] + s[1] + s[2] + s[3];
+  if (total <= 0) return false;
+  const int32_t sector = i % total;
+  const bool t = sector % 3 == 0 && sector < 3 * s[0];
+  const bool h = sector % 3 == 1 && sector < 3 * s[1];
+  const bool w = sector % 3 == 2 && sector < 3 * s[2];
+  return !t && !h && !w;
 }
 
 // One correction dimension of YaRN: the rotary dimension whose pair turns n_turns times over the
@@ -69,6 +83,12 @@ Rope::Rope(const HParams& h, const std::vector<float>& freq_divisors)
   inv_freq_.resize(pairs);
   for (int32_t i = 0; i < pairs; ++i) {
     inv_freq_[i] = std::pow(static_cast<double>(h.rope_base), -2.0 * i / h.n_rot);
+  }
+  if (h.rope_mode == RopeMode::Imrope) {
+    // A zero frequency gives the angle 0 at every position: cos 1, sin 0, the pair unchanged.
+    for (int32_t i = 0; i < pairs; ++i) {
+      if (imrope_fixed_pair(i, h.rope_sections)) inv_freq_[i] = 0.0;
+    }
   }
   if (!freq_divisors.empty()) {
     for (int32_t i = 0; i < pairs; ++i) inv_freq_[i] /= freq_divisors[i];

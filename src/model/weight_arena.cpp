@@ -58,6 +58,9 @@ std::vector<Group> groups_of(ModelWeights& w) {
   for (auto& l : w.layers) {
     out.push_back({{&l.wq, &l.wk, &l.wv}, &l.wqkv});
     out.push_back({{&l.wo}});
+    for (auto* m : {&l.dnet.qkv, &l.dnet.z, &l.dnet.beta, &l.dnet.alpha, &l.dnet.out}) {
+      out.push_back({{m}});
+    }
     if (l.ffn == FfnKind::Dense) {
       out.push_back({{&l.w_gate, &l.w_up}, &l.w_gate_up});
       out.push_back({{&l.w_down}});
@@ -66,6 +69,8 @@ std::vector<Group> groups_of(ModelWeights& w) {
     // Each expert is its own group: a step reads only the experts its tokens chose, and each
     // one's gate and up rows stream as one matrix.
     out.push_back({{&l.moe.router}});
+    out.push_back({{&l.moe.shared.gate, &l.moe.shared.up}, &l.moe.shared.gate_up});
+    out.push_back({{&l.moe.shared.down}});
     for (size_t e = 0; e < l.moe.gate.size(); ++e) {
       out.push_back({{&l.moe.gate[e], &l.moe.up[e]}, &l.moe.gate_up[e]});
       out.push_back({{&l.moe.down[e]}});

@@ -20,7 +20,7 @@ class Loader {
       throw std::runtime_error(
           fmt::format("{}: tensor {} has type {}, which baton cannot compute "
                       "with (use f32, f16, bf16, q8_0, q5_0, q4_0, q4_1, iq4_nl, q2_K, q3_K, "
-                      "q4_K, q5_K, q6_K or iq4_xs)",
+                      "q4_K, q5_K, q6_K, iq4_xs or mxfp4)",
                       f_.path(), name, gguf::type_name(t->type)));
     }
     return *t;
@@ -138,6 +138,32 @@ uint64_t view_bytes(const kernels::MatrixView& m) {
   return m.row_stride * m.rows;
 }
 
+// The shared expert beside the routed ones. Its width comes from the tensors when the file has
+// no expert_shared_feed_forward_length; every layer must then agree.
+SharedExpertWeights load_shared_expert(const Loader& L, HParams& h, const std::string& p) {
+  const int64_t E = h.n_embd;
+  SharedExpertWeights w;
+  const std::string gate = p + "ffn_gate_shexp.weight";
+  const auto& t = L.need(gate);
+  const int64_t ff = t.dims.size() == 2 ? static_cast<int64_t>(t.dims[1]) : -1;
+  if (h.n_ff_shared > 0 && ff != h.n_ff_shared) {
+    throw std::runtime_error(fmt::format(
+        "{}: tensor {} has {} rows but {}.expert_shared_feed_forward_length is {}: the file is "
+        "inconsistent (set the key to {} or use a consistent file)",
+        L.path(), gate, ff, h.arch_key, h.n_ff_shared, ff));
+  }
+  if (ff < 1 || ff > (1 << 20)) {
+    throw std::runtime_error(fmt::format("{}: tensor {} must be [{}, n_ff_shared] with 1..{} rows",
+                                         L.path(), gate, E, 1 << 20));
+  }
+  h.n_ff_shared = static_cast<int32_t>(ff);
+  w.gate = L.matrix(gate, E, ff);
+  w.up = L.matrix(p + "ffn_up_shexp.weight", E, ff);
+  w.down = L.matrix(p + "ffn_down_shexp.weight", ff, E);
+  w.scale = L.vec(p + "ffn_gate_inp_shexp.weight", E);
+  return w;
+}
+
 // A layer's router and experts. Sets h.moe.n_ff from the first layer's tensors when the file
 // has no key for it; every layer must then agree.
 MoeWeights load_moe(const Loader& L, HParams& h, const std::string& p) {
@@ -179,6 +205,7 @@ MoeWeights load_moe(const Loader& L, HParams& h, const std::string& p) {
   m.up = L.experts(p + "ffn_up_exps.weight", E, ff, count_key, N, "the experts' up matrices");
   m.down = L.experts(p + "ffn_down_exps.weight", ff, E, count_key, N, "the experts' down matrices");
   m.gate_up.assign(N, kernels::MatrixView{});
+  if (h.arch == Arch::Qwen35Moe) m.shared = load_shared_expert(L, h, p);
   if (h.arch == Arch::GptOss) {
     m.router_bias = L.vec_per(p + "ffn_gate_inp.bias", N, count_key, "the router's bias");
     m.gate_bias = L.rows_of(p + "ffn_gate_exps.bias", ff, N, "the experts' gate biases");
@@ -188,11 +215,73 @@ MoeWeights load_moe(const Loader& L, HParams& h, const std::string& p) {
   return m;
 }
 
-LayerWeights load_layer(const Loader& L, HParams& h, int i) {
+// The DeltaNet tensors of a recurrent layer, whose shapes follow from the ssm.* keys: a
+// mismatch names the keys as well as the tensor.
+DeltaNetWeights load_delta_net(const Loader& L, const HParams& h, const std::string& p) {
+  const SsmParams& s = h.ssm;
+  const int64_t E = h.n_embd, C = s.conv_dim(), V = s.value_dim(), Hv = s.n_v_heads;
+  DeltaNetWeights w;
+  try {
+    w.qkv = L.matrix(p + "attn_qkv.weight", E, C);
+    w.z = L.matrix(p + "attn_gate.weight", E, V);
+    w.beta = L.matrix(p + "ssm_beta.weight", E, Hv);
+    w.alpha = L.matrix(p + "ssm_alpha.weight", E, Hv);
+    w.out = L.matrix(p + "ssm_out.weight", V, E);
+    const auto conv = L.matrix(p + "ssm_conv1d.weight", s.d_conv, C);
+    w.conv.resize(static_cast<size_t>(C * s.d_conv));
+    for (int64_t c = 0; c < C; ++c) kernels::get_row(conv, c, w.conv.data() + c * s.d_conv);
+    w.dt_bias = L.vec(p + "ssm_dt.bias", Hv);
+    w.a = L.vec(p + "ssm_a", Hv);
+    w.norm = L.vec(p + "ssm_norm.weight", s.head_dim);
+  } catch (const std::runtime_error& e) {
+    if (std::string(e.what()).find("has shape") == std::string::npos) throw;
+    const std::string a = h.arch_key + ".ssm.";
+    throw std::runtime_error(fmt::format(
+        "{} (shapes from {a}state_size {}, {a}group_count {}, {a}time_step_rank {}, "
+        "{a}conv_kernel {}: q|k|v {} = 2 x {} x {} + {} x {}; the file's ssm keys disagree with "
+        "its tensors: fix the keys or use a consistent file)",
+        e.what(), s.head_dim, s.n_k_heads, s.n_v_heads, s.d_conv, C, s.n_k_heads, s.head_dim,
+        s.n_v_heads, s.head_dim, fmt::arg("a", a)));
+  }
+  return w;
+}
+
+// A hybrid model's recurrent layer: attn_norm, the DeltaNet, and the MoE FFN of every layer.
+LayerWeights load_recurrent_layer(const Loader& L, HParams& h, int i) {
   const std::string p = fmt::format("blk.{}.", i);
-  LayerWeights w;
+  LayerWeights w{};
   w.attn_norm = L.vec(p + "attn_norm.weight", h.n_embd);
-  w.wq = L.matrix(p + "attn_q.weight", h.n_embd, h.q_dim());
+  w.recurrent = true;
+  w.dnet = load_delta_net(L, h, p);
+  w.ffn_norm = L.vec(p + "post_attention_norm.weight", h.n_embd);
+  w.ffn = FfnKind::Moe;
+  w.moe = load_moe(L, h, p);
+  return w;
+}
+
+// A hybrid layer whose tensors are of the other kind than the layer pattern says: the pattern
+// key, not a tensor, is what is wrong (or the file is not a whole model).
+void check_layer_kind(const Loader& L, const HParams& h, int i) {
+  const std::string p = fmt::format("blk.{}.", i);
+  const bool rec = h.is_recurrent(i);
+  const char* own = rec ? "attn_qkv.weight" : "attn_q.weight";
+  const char* other = rec ? "attn_q.weight" : "attn_qkv.weight";
+  if (L.find(p + own) || !L.find(p + other)) return;
+  throw std::runtime_error(fmt::format(
+      "{}: layer {} is {} by the layer pattern ({}.full_attention_interval or "
+      "attention.recurrent_layers) but holds {}{} instead of {}{}: the pattern key disagrees "
+      "with the tensors (fix the key to the model's pattern)",
+      L.path(), i, rec ? "gated DeltaNet" : "attention", h.arch_key, p, other, p, own));
+}
+
+LayerWeights load_layer(const Loader& L, HParams& h, int i) {
+  if (h.is_hybrid()) check_layer_kind(L, h, i);
+  if (h.is_recurrent(i)) return load_recurrent_layer(L, h, i);
+  const std::string p = fmt::format("blk.{}.", i);
+  LayerWeights w{};
+  w.attn_norm = L.vec(p + "attn_norm.weight", h.n_embd);
+  // A gated attention layer's query rows hold each head's queries then its output gate.
+  w.wq = L.matrix(p + "attn_q.weight", h.n_embd, h.q_dim() * (h.gated_attention() ? 2 : 1));
   w.wk = L.matrix(p + "attn_k.weight", h.n_embd, h.kv_dim());
   w.wv = L.matrix(p + "attn_v.weight", h.n_embd, h.kv_dim());
   w.wo = L.matrix(p + "attn_output.weight", h.q_dim(), h.n_embd);
@@ -218,7 +307,10 @@ LayerWeights load_layer(const Loader& L, HParams& h, int i) {
     L.require(p + "post_attention_norm.weight", "the norm before the layer's experts");
     w.ffn_norm = L.vec(p + "post_attention_norm.weight", h.n_embd);
   } else {
-    w.ffn_norm = L.vec(p + "ffn_norm.weight", h.n_embd);
+    // qwen35moe names the norm before the FFN after the attention it follows.
+    w.ffn_norm =
+        L.vec(p + (h.arch == Arch::Qwen35Moe ? "post_attention_norm.weight" : "ffn_norm.weight"),
+              h.n_embd);
   }
   if (h.post_norms) {
     L.require(p + "post_attention_norm.weight", "the norm of the attention's output");
@@ -263,11 +355,15 @@ ModelWeights load_weights(const gguf::GgufFile& f, HParams& h) {
   };
   for (const auto& l : w.layers) {
     for (const auto* m : {&l.wq, &l.wk, &l.wv, &l.wo}) count(*m);
+    for (const auto* m : {&l.dnet.qkv, &l.dnet.z, &l.dnet.beta, &l.dnet.alpha, &l.dnet.out}) {
+      count(*m);
+    }
     if (l.ffn == FfnKind::Dense) {
       for (const auto* m : {&l.w_gate, &l.w_up, &l.w_down}) count(*m);
       continue;
     }
     count(l.moe.router);
+    for (const auto* m : {&l.moe.shared.gate, &l.moe.shared.up, &l.moe.shared.down}) count(*m);
     const auto N = static_cast<uint64_t>(h.moe.n_expert), k = static_cast<uint64_t>(h.moe.n_used);
     for (const auto* ms : {&l.moe.gate, &l.moe.up, &l.moe.down}) {
       for (const auto& m : *ms) count(m, k, N);

@@ -5,7 +5,9 @@
 
 #include "gguf/gguf_file.h"
 #include "kernels/matmul.h"
+#include "model/delta_net.h"
 #include "model/hparams.h"
+#include "model/shared_expert.h"
 
 namespace baton::model {
 
@@ -21,6 +23,7 @@ struct MoeWeights {
   std::vector<kernels::MatrixView> gate, up, down;  // per expert: n_ff x n_embd, n_embd x n_ff
   // Per expert, gate then up stacked (data not null) when interleaved, as w_gate_up.
   std::vector<kernels::MatrixView> gate_up;
+  SharedExpertWeights shared;  // qwen35moe: beside the routed experts; absent elsewhere
   // Biases (gpt-oss; empty otherwise): router_bias n_expert; gate_bias and up_bias n_ff per
   // expert, down_bias n_embd per expert, expert after expert.
   std::vector<float> router_bias, gate_bias, up_bias, down_bias;
@@ -45,6 +48,9 @@ struct LayerWeights {
   // rows of wq then wk then wv, and of w_gate then w_up, so each pair or triple that multiplies
   // the same activations runs as one matmul (see model/weight_arena.h).
   kernels::MatrixView wqkv{}, w_gate_up{};
+  // A gated DeltaNet layer of a hybrid model has these instead of attention (wq..wo empty).
+  bool recurrent = false;
+  DeltaNetWeights dnet;
 };
 
 struct ModelWeights {

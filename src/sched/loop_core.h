@@ -82,6 +82,7 @@ class LoopCore {
   void commit_full_blocks(Request& r);
   // The KV disk tier (loop_disk.cpp).
   void open_disk_tier();
+  void no_prefix_reuse_for_recurrent_state();
   std::vector<kv::DiskBlock> disk_run(const Request& r) const;
   // True: r is Loading. tail_block / tail_tokens: the RAM lookup's partial tail, if any.
   bool start_disk_load(Request& r, int32_t tail_block, int32_t tail_tokens, Clock::time_point now);

@@ -113,6 +113,7 @@ void LoopCore::park(Request& r, const char* why, bool keep_blocks, Clock::time_p
 
 void LoopCore::forget_kv(Request& r) {
   release_blocks(r, /*keep_partial=*/true);
+  engine_.release_sequence(r.id);  // it starts again at position 0
   r.n_kv = 0;
   r.n_named_blocks = 0;
   r.chain_hash = pool_.root_hash();
@@ -221,6 +222,7 @@ void LoopCore::finish(Request& r, FinishReason why, const std::string& error,
             : (why == FinishReason::Stop || why == FinishReason::Length) ? RequestState::Finished
                                                                          : RequestState::Cancelled;
   release_blocks(r, why != FinishReason::Failed);
+  engine_.release_sequence(r.id);
   Event ev;
   ev.kind = Event::Kind::Finished;
   ev.reason = why;

@@ -26,6 +26,8 @@ uint32_t file_type(TensorType t, Mix mix) {
       return 15;
     case Mix::kQ5_K_M:
       return 17;
+    case Mix::kMXFP4_MOE:
+      return 38;
     case Mix::kNone:
       break;
   }
@@ -70,13 +72,15 @@ bool more_bits_layer(int64_t layer, int64_t n_layers) {
 
 // The type of a matrix under the mixes, as llama.cpp's quantizer assigns them for a dense
 // llama-style model (no experts, not 70B-sized, not Falcon):
-//   all mixes: output.weight Q6_K; token_embd.weight keeps the base type (even when tied to the
-//     output, where llama.cpp would give it the output's Q6_K: synth keeps the simpler rule).
+//   all K-quant mixes: output.weight Q6_K; token_embd.weight keeps the base type (even when tied
+//     to the output, where llama.cpp would give it the output's Q6_K: synth keeps the simpler
+//     rule).
+//   MXFP4_MOE (base Q8_0): every 2-D matrix Q8_0, the output too (the experts: Planner).
 //   Q4_K_M (base Q4_K), Q5_K_M (base Q5_K): attn_v and ffn_down Q6_K in more_bits_layer.
 //   Q3_K_M (base Q3_K): attn_v Q5_K in layers 0 and 1 and Q4_K elsewhere; attn_output Q4_K;
 //     ffn_down Q5_K in the first sixteenth of the layers and Q4_K elsewhere.
 TensorType mix_type(const SynthSpec& s, Role role, int64_t layer) {
-  if (s.mix == Mix::kNone || role == Role::kOther) return s.type;
+  if (s.mix == Mix::kNone || s.mix == Mix::kMXFP4_MOE || role == Role::kOther) return s.type;
   if (role == Role::kOutput) return TensorType::Q6_K;
   if (s.mix == Mix::kQ3_K_M) {
     switch (role) {
@@ -101,10 +105,11 @@ struct Planner {
     const TensorType t = mix_type(s, role, layer);
     out.push_back({name, t, {in, outs}, 0.0f, 1.0f / std::sqrt(static_cast<float>(in))});
   }
-  // A 3-D tensor of n_expert matrices [in, outs]; each expert has the fan-in scale.
+  // A 3-D tensor of n_expert matrices [in, outs]; each expert has the fan-in scale. MXFP4_MOE
+  // writes these (and only these) in MXFP4, as llama.cpp's quantizer does.
   void experts(const std::string& name, uint64_t in, uint64_t outs, uint64_t n_expert,
                Role role = Role::kOther, int64_t layer = 0) {
-    const TensorType t = mix_type(s, role, layer);
+    const TensorType t = s.mix == Mix::kMXFP4_MOE ? TensorType::MXFP4 : mix_type(s, role, layer);
     out.push_back({name, t, {in, outs, n_expert}, 0.0f, 1.0f / std::sqrt(static_cast<float>(in))});
   }
   // Kept F32 whatever the type, as llama.cpp's quantizer keeps a MoE router.
@@ -127,6 +132,63 @@ struct Planner {
     out.push_back({name, TensorType::F32, {n}, 0.0f, 1.0f});
   }
 };
+
+// qwen35moe: every full_attention_interval-th layer is gated attention (q rows [q, gate] per
+// head, q/k norms), the others gated DeltaNet; every FFN routed experts plus a shared expert.
+// Names and shapes as llama.cpp's converter writes them.
+std::vector<TensorPlan> plan_hybrid(const SynthSpec& s, uint64_t vocab, bool tied) {
+  Planner p{s, {}};
+  const uint64_t embd = s.embd, hd = head_dim_of(s);
+  const uint64_t q = s.heads * hd, kv = s.kv_heads * hd;
+  const uint64_t S = s.ssm_head_dim, hv = s.ssm_v_heads, V = hv * S;
+  const uint64_t conv = 2 * s.ssm_k_heads * S + V, K = s.ssm_conv;
+  const uint64_t ne = s.experts, eff = s.expert_ff, sff = s.shared_ff > 0 ? s.shared_ff : eff;
+  p.matrix("token_embd.weight", embd, vocab);
+  p.norm("output_norm.weight", embd);
+  if (!tied) p.matrix("output.weight", embd, vocab, Role::kOutput);
+  for (int64_t l = 0; l < s.layers; ++l) {
+    auto n = [l](const char* suffix) { return fmt::format("blk.{}.{}", l, suffix); };
+    p.norm(n("attn_norm.weight"), embd);
+    p.norm(n("post_attention_norm.weight"), embd);
+    if ((l + 1) % s.full_attention_interval != 0) {
+      p.matrix(n("attn_qkv.weight"), embd, conv);
+      p.matrix(n("attn_gate.weight"), embd, V);
+      // Taps of a depthwise convolution (rows of d_conv) stay F32, as llama-quantize keeps them.
+      p.out.push_back({n("ssm_conv1d.weight"),
+                       TensorType::F32,
+                       {K, conv},
+                       0.0f,
+                       1.0f / std::sqrt(static_cast<float>(K))});
+      p.out.push_back({n("ssm_dt.bias"), TensorType::F32, {hv}, 0.0f, 1.0f});
+      // -exp(A_log): negative, so every step decays the state.
+      p.out.push_back({n("ssm_a"), TensorType::F32, {hv}, -1.0f, 0.4f});
+      p.matrix(n("ssm_beta.weight"), embd, hv);
+      p.matrix(n("ssm_alpha.weight"), embd, hv);
+      p.norm(n("ssm_norm.weight"), S);
+      p.matrix(n("ssm_out.weight"), V, embd, Role::kAttnOutput, l);
+    } else {
+      p.matrix(n("attn_q.weight"), embd, 2 * q);
+      p.matrix(n("attn_k.weight"), embd, kv);
+      p.matrix(n("attn_v.weight"), embd, kv, Role::kAttnV, l);
+      p.matrix(n("attn_output.weight"), q, embd, Role::kAttnOutput, l);
+      p.norm(n("attn_q_norm.weight"), hd);
+      p.norm(n("attn_k_norm.weight"), hd);
+    }
+    p.router(n("ffn_gate_inp.weight"), embd, ne);
+    p.experts(n("ffn_gate_exps.weight"), embd, eff, ne);
+    p.experts(n("ffn_up_exps.weight"), embd, eff, ne);
+    p.experts(n("ffn_down_exps.weight"), eff, embd, ne, Role::kFfnDown, l);
+    p.out.push_back({n("ffn_gate_inp_shexp.weight"),
+                     TensorType::F32,
+                     {embd},
+                     0.0f,
+                     1.0f / std::sqrt(static_cast<float>(embd))});
+    p.matrix(n("ffn_gate_shexp.weight"), embd, sff);
+    p.matrix(n("ffn_up_shexp.weight"), embd, sff);
+    p.matrix(n("ffn_down_shexp.weight"), sff, embd, Role::kFfnDown, l);
+  }
+  return std::move(p.out);
+}
 
 // A gpt-oss layer as llama.cpp's converter writes it: biased q/k/v/o, a sink logit per head,
 // post_attention_norm where other archs have ffn_norm, a biased router and biased experts.
@@ -176,6 +238,7 @@ void plan_gemma3_layer(Planner& p, const SynthSpec& s, int64_t l, uint64_t q, ui
 }
 
 std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool tied) {
+  if (s.arch == "qwen35moe") return plan_hybrid(s, vocab, tied);
   Planner p{s, {}};
   const uint64_t embd = s.embd, hd = head_dim_of(s);
   const uint64_t q = s.heads * hd, kv = s.kv_heads * hd, ff = s.ff;
@@ -220,6 +283,26 @@ std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool ti
     p.matrix(n("ffn_down.weight"), ff, embd, Role::kFfnDown, l);
   }
   return std::move(p.out);
+}
+
+// qwen35moe's keys beyond the common ones: a quarter of each head rotated (IMRoPE sections as the
+// real files split them), the shared expert, the DeltaNet shape and the layer pattern.
+void write_hybrid_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
+  const std::string a = s.arch + ".";
+  const auto hd = static_cast<uint32_t>(head_dim_of(s));
+  const int32_t pairs = static_cast<int32_t>(hd / 8), th = (pairs + 2) / 3;
+  w.set_f32(a + "attention.layer_norm_rms_epsilon", 1e-6f);
+  w.set_f32(a + "rope.freq_base", 10000000.0f);
+  w.set_u32(a + "rope.dimension_count", hd / 4);
+  w.set_i32s(a + "rope.dimension_sections", {th, th, pairs - 2 * th, 0});
+  w.set_u32(a + "expert_shared_feed_forward_length",
+            static_cast<uint32_t>(s.shared_ff > 0 ? s.shared_ff : s.expert_ff));
+  w.set_u32(a + "ssm.conv_kernel", static_cast<uint32_t>(s.ssm_conv));
+  w.set_u32(a + "ssm.state_size", static_cast<uint32_t>(s.ssm_head_dim));
+  w.set_u32(a + "ssm.group_count", static_cast<uint32_t>(s.ssm_k_heads));
+  w.set_u32(a + "ssm.time_step_rank", static_cast<uint32_t>(s.ssm_v_heads));
+  w.set_u32(a + "ssm.inner_size", static_cast<uint32_t>(s.ssm_v_heads * s.ssm_head_dim));
+  w.set_u32(a + "full_attention_interval", static_cast<uint32_t>(s.full_attention_interval));
 }
 
 // gpt-oss's keys beyond the common ones, with the real files' rope (base 150000, YaRN factor 32
@@ -275,12 +358,14 @@ void write_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
   w.set_u32(a + ".attention.head_count", static_cast<uint32_t>(s.heads));
   w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(s.kv_heads));
   const auto hd = static_cast<uint32_t>(head_dim_of(s));
-  if (s.head_dim > 0 || a == "gpt-oss" || a == "gemma3" || a == "mistral3") {
+  if (s.head_dim > 0 || a == "gpt-oss" || a == "qwen35moe" || a == "gemma3" || a == "mistral3") {
     w.set_u32(a + ".attention.key_length", hd);
     w.set_u32(a + ".attention.value_length", hd);
   }
   if (a == "gpt-oss") {
     write_gpt_oss_hparams(w, s);
+  } else if (a == "qwen35moe") {
+    write_hybrid_hparams(w, s);
   } else if (a == "gemma3") {
     write_gemma3_hparams(w, s);
   } else if (a == "mistral3") {

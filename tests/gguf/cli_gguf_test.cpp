@@ -149,6 +149,26 @@ TEST(CliGguf, SynthMistral3Runs) {
       << r.output;
 }
 
+// `--type mxfp4` writes a MoE model's experts in MXFP4; `gguf info` lists them and the engine
+// runs the model.
+TEST(CliGguf, SynthMxfp4ThenInfoAndRun) {
+  BATON_REQUIRE_BINARY();
+  auto out = testing::scratch_dir() / "mx.gguf";
+  auto r = run_baton("gguf synth '" + out.string() +
+                     "' --arch qwen3moe --embd 64 --layers 2 --heads 4 --kv-heads 2 --experts 4 "
+                     "--experts-used 2 --expert-ff 64 --type mxfp4 --byte-vocab");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("type=MXFP4_MOE"), std::string::npos) << r.output;
+  r = run_baton("gguf info '" + out.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* want : {"general.file_type", "38", "blk.1.ffn_up_exps.weight", "mxfp4",
+                           "[64, 64, 4]", "blk.1.attn_q.weight", "q8_0"}) {
+    EXPECT_NE(r.output.find(want), std::string::npos) << "missing " << want << "\n" << r.output;
+  }
+  r = run_baton("run -m '" + out.string() + "' -n 2 -p hi --threads 1");
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
 TEST(CliGguf, InfoOnStories260K) {
   BATON_REQUIRE_BINARY();
   BATON_REQUIRE_SHARED(path, "models/stories260K.gguf");
@@ -180,7 +200,7 @@ TEST(CliGguf, SynthFlagErrors) {
   EXPECT_EQ(r.status, 1);
   // One line naming the value and every accepted one.
   EXPECT_NE(r.output.find("--type q5_1: expected f32, f16, q8_0, q4_0, q4_1, q5_0, iq4_nl, q2_k, "
-                          "q3_k, q4_k, q5_k, q6_k, iq4_xs, q3_k_m, q4_k_m or q5_k_m\n"),
+                          "q3_k, q4_k, q5_k, q6_k, iq4_xs, q3_k_m, q4_k_m, q5_k_m or mxfp4\n"),
             std::string::npos)
       << r.output;
   EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;

@@ -365,7 +365,10 @@ TEST(Synth, FileTypeNamesTheTypeOrMix) {
     s.layers = 1;
     EXPECT_EQ(build(s, "ft.gguf")->get_int("general.file_type"), ftype) << gguf::type_name(t);
   }
-  for (auto [mix, ftype] : {std::pair{Mix::kQ3_K_M, 12}, {Mix::kQ4_K_M, 15}, {Mix::kQ5_K_M, 17}}) {
+  for (auto [mix, ftype] : {std::pair{Mix::kQ3_K_M, 12},
+                            {Mix::kQ4_K_M, 15},
+                            {Mix::kQ5_K_M, 17},
+                            {Mix::kMXFP4_MOE, 38}}) {
     SynthSpec s = tiny("qwen3", mix_base_type(mix));
     s.mix = mix;
     s.embd = 256;
@@ -483,6 +486,92 @@ TEST(Synth, MixesMatchLlamaCppFiles) {
   }
 }
 
+// MXFP4_MOE: the 3-D expert tensors in MXFP4, the router F32, every other matrix Q8_0 (the
+// output and token_embd too); a dense model gets Q8_0 throughout. The experts read back as the
+// F32 model's weights (same seed) to MXFP4's precision.
+TEST(Synth, Mxfp4MoeWritesTheExpertsInMxfp4) {
+  SynthSpec s = tiny("qwen3moe", TensorType::Q8_0);
+  s.mix = Mix::kMXFP4_MOE;
+  s.embd = 128;
+  s.expert_ff = 96;
+  auto f = build(s, "mx.gguf");
+  int experts = 0;
+  for (const auto& t : f->tensors()) {
+    TensorType want = TensorType::F32;
+    if (t.name.find("_exps.") != std::string::npos) {
+      want = TensorType::MXFP4;
+      ++experts;
+    } else if (t.dims.size() == 2 && t.name.find("ffn_gate_inp") == std::string::npos) {
+      want = TensorType::Q8_0;
+    }
+    EXPECT_EQ(t.type, want) << t.name;
+  }
+  EXPECT_EQ(experts, 3 * 2);
+  EXPECT_EQ(f->find_tensor("output.weight")->type, TensorType::Q8_0);
+  EXPECT_EQ(f->get_int("general.file_type"), 38);
+
+  SynthSpec plain = s;
+  plain.mix = Mix::kNone;
+  plain.type = TensorType::F32;
+  auto ref = build(plain, "f32.gguf");
+  for (const char* name : {"blk.1.ffn_gate_exps.weight", "blk.1.ffn_down_exps.weight"}) {
+    const auto* q = f->find_tensor(name);
+    const auto* x = ref->find_tensor(name);
+    ASSERT_EQ(q->dims, x->dims) << name;
+    const auto n = int64_t(q->n_elements);
+    std::vector<float> y(static_cast<size_t>(n));
+    kernels::dequantize_row(TensorType::MXFP4, f->tensor_data(*q), y.data(), n);
+    const auto* xv = reinterpret_cast<const float*>(ref->tensor_data(*x));
+    double num = 0, den = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      num += (double(xv[k]) - y[size_t(k)]) * (double(xv[k]) - y[size_t(k)]);
+      den += double(xv[k]) * xv[k];
+    }
+    EXPECT_LT(std::sqrt(num / den), 0.12) << name;  // uniform weights: about 0.10
+  }
+
+  SynthSpec dense = tiny("llama", TensorType::Q8_0);
+  dense.mix = Mix::kMXFP4_MOE;
+  for (const auto& t : build(dense, "dense.gguf")->tensors()) {
+    EXPECT_EQ(t.type, t.dims.size() == 2 ? TensorType::Q8_0 : TensorType::F32) << t.name;
+  }
+  SynthSpec wrong = tiny("qwen3moe", TensorType::MXFP4);
+  wrong.mix = Mix::kMXFP4_MOE;
+  EXPECT_NE(spec_error_of(wrong).find("MXFP4_MOE mix has base type q8_0"), std::string::npos)
+      << spec_error_of(wrong);
+  wrong.mix = Mix::kNone;  // the type alone: only the mix writes it
+  EXPECT_NE(spec_error_of(wrong).find("only as the MXFP4_MOE mix"), std::string::npos)
+      << spec_error_of(wrong);
+  wrong = tiny("qwen3moe", TensorType::Q8_0);
+  wrong.mix = Mix::kMXFP4_MOE;
+  wrong.expert_ff = 48;
+  EXPECT_NE(spec_error_of(wrong).find("--expert-ff 48"), std::string::npos) << spec_error_of(wrong);
+}
+
+// The types llama.cpp's llama-quantize gave the gpt-oss reference model under MXFP4_MOE, for
+// every tensor a qwen3moe model also has (embeddings, output, attention, router, experts).
+TEST(Synth, Mxfp4MoeMatchesLlamaCppFile) {
+  BATON_REQUIRE_SHARED(path, "models/arch/synth-gpt-oss-MXFP4_MOE.gguf");
+  const auto theirs = GgufFile::open(path.string());
+  SynthSpec s = tiny("qwen3moe", TensorType::Q8_0);
+  s.mix = Mix::kMXFP4_MOE;
+  s.embd = 256;
+  s.layers = 4;
+  s.heads = 4;
+  s.kv_heads = 2;
+  s.experts = 8;
+  s.expert_ff = 32;
+  const auto ours = build(s, "mx.gguf");
+  int shared = 0;
+  for (const auto& t : theirs->tensors()) {
+    const gguf::TensorInfo* mine = ours->find_tensor(t.name);
+    if (mine == nullptr) continue;  // gpt-oss's own tensors (biases, sinks, post-attention norm)
+    EXPECT_EQ(mine->type, t.type) << t.name;
+    ++shared;
+  }
+  EXPECT_EQ(shared, 3 + 4 * 9);
+}
+
 TEST(Synth, ParseSynthTypeTakesTypesAndMixes) {
   SynthSpec s;
   parse_synth_type("IQ4_XS", s);
@@ -497,7 +586,13 @@ TEST(Synth, ParseSynthTypeTakesTypesAndMixes) {
   parse_synth_type("q2_k", s);
   EXPECT_EQ(s.type, TensorType::Q2_K);
   EXPECT_EQ(s.mix, Mix::kNone);
-  for (const char* bad : {"q5_1", "q8_k", "q4_k_s", "bogus", ""}) {
+  for (const char* mx : {"mxfp4", "MXFP4", "mxfp4_moe", "MXFP4_MOE"}) {
+    s = SynthSpec{};
+    parse_synth_type(mx, s);
+    EXPECT_EQ(s.type, TensorType::Q8_0) << mx;
+    EXPECT_EQ(s.mix, Mix::kMXFP4_MOE) << mx;
+  }
+  for (const char* bad : {"q5_1", "q8_k", "q4_k_s", "mxfp4_m", "bogus", ""}) {
     try {
       parse_synth_type(bad, s);
       ADD_FAILURE() << "accepted " << bad;
@@ -509,7 +604,7 @@ TEST(Synth, ParseSynthTypeTakesTypesAndMixes) {
   }
   EXPECT_EQ(synth_type_list(),
             "f32, f16, q8_0, q4_0, q4_1, q5_0, iq4_nl, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs, "
-            "q3_k_m, q4_k_m or q5_k_m");
+            "q3_k_m, q4_k_m, q5_k_m or mxfp4");
 }
 
 std::string spec_error(const SynthSpec& s) {
@@ -552,7 +647,7 @@ TEST(Synth, FlagErrorsNameTheFlagAndTheFix) {
       << spec_error(s);
   s = tiny("gemma2");
   EXPECT_NE(spec_error(s).find("--arch gemma2: expected llama, qwen2, qwen3, qwen3moe, gpt-oss, "
-                               "gemma3 or mistral3"),
+                               "qwen35moe, gemma3 or mistral3"),
             std::string::npos)
       << spec_error(s);
   s = tiny("gpt-oss");

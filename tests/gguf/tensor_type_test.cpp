@@ -28,7 +28,8 @@ TEST(TensorType, TraitsMatchGgml) {
                                                    {TensorType::Q6_K, 256, 210, true},
                                                    {TensorType::Q8_K, 256, 292, false},
                                                    {TensorType::IQ4_NL, 32, 18, true},
-                                                   {TensorType::IQ4_XS, 256, 136, true}}) {
+                                                   {TensorType::IQ4_XS, 256, 136, true},
+                                                   {TensorType::MXFP4, 32, 17, true}}) {
     auto tr = traits(w.t);
     EXPECT_EQ(tr.block_elems, w.elems) << tr.name;
     EXPECT_EQ(tr.block_bytes, w.bytes) << tr.name;
@@ -48,6 +49,9 @@ TEST(TensorType, NamesAndRowBytes) {
   EXPECT_EQ(row_bytes(TensorType::Q8_0, 4096), 128u * 34u);
   EXPECT_EQ(row_bytes(TensorType::Q6_K, 512), 2u * 210u);
   EXPECT_EQ(row_bytes(TensorType::F32, 3), 12u);
+  EXPECT_EQ(type_name(TensorType::MXFP4), "mxfp4");
+  EXPECT_EQ(parse_type("MXFP4"), TensorType::MXFP4);
+  EXPECT_EQ(row_bytes(TensorType::MXFP4, 2880), 90u * 17u);  // gpt-oss's width
 }
 
 }  // namespace

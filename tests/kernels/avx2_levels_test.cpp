@@ -18,9 +18,10 @@ using gguf::TensorType;
 
 TEST(Avx2Levels, EveryTypeDecodesInPlaceAsUnpackRowDoes) {
   if (detected_simd_level() < SimdLevel::Avx2) GTEST_SKIP() << "this CPU has no AVX2";
-  const TensorType types[] = {
-      TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::IQ4_NL, TensorType::Q2_K,
-      TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,   TensorType::IQ4_XS};
+  const TensorType types[] = {TensorType::Q4_0,   TensorType::Q4_1, TensorType::Q5_0,
+                              TensorType::IQ4_NL, TensorType::Q2_K, TensorType::Q3_K,
+                              TensorType::Q4_K,   TensorType::Q5_K, TensorType::Q6_K,
+                              TensorType::IQ4_XS, TensorType::MXFP4};
   const int64_t cols = 1024;
   for (auto t : types) {
     for (bool extreme : {false, true}) {

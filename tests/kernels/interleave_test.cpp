@@ -33,7 +33,7 @@ using testing::tiles16_model;
 const TensorType kQuantTypes[] = {TensorType::Q8_0, TensorType::Q4_0,   TensorType::Q4_1,
                                   TensorType::Q5_0, TensorType::IQ4_NL, TensorType::Q2_K,
                                   TensorType::Q3_K, TensorType::Q4_K,   TensorType::Q5_K,
-                                  TensorType::Q6_K, TensorType::IQ4_XS};
+                                  TensorType::Q6_K, TensorType::IQ4_XS, TensorType::MXFP4};
 
 struct Pair {
   std::vector<uint8_t> plain, tiled;

@@ -1,7 +1,7 @@
-// The types added after the first four (Q4_1 Q5_0 IQ4_NL Q2_K Q3_K Q5_K IQ4_XS): geometry and a
-// quantizer for each, random raw blocks (extreme scales included, bytes no quantizer would
-// write) through matmul at every SIMD level, and batch invariance. Their quantizers' accuracy is
-// tested in quantize_extra_test.cpp.
+// The types added after the first four (Q4_1 Q5_0 IQ4_NL Q2_K Q3_K Q5_K IQ4_XS MXFP4): geometry and
+// a quantizer for each, random raw blocks (extreme scales included, bytes no quantizer would write)
+// through matmul at every SIMD level, and batch invariance. Their quantizers' accuracy is tested in
+// quantize_extra_test.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -26,9 +26,9 @@ using testing::available_levels;
 using testing::random_blocks;
 using testing::random_values;
 
-const TensorType kExtraTypes[] = {TensorType::Q4_1,  TensorType::Q5_0, TensorType::IQ4_NL,
-                                  TensorType::Q2_K,  TensorType::Q3_K, TensorType::Q5_K,
-                                  TensorType::IQ4_XS};
+const TensorType kExtraTypes[] = {TensorType::Q4_1,   TensorType::Q5_0, TensorType::IQ4_NL,
+                                  TensorType::Q2_K,   TensorType::Q3_K, TensorType::Q5_K,
+                                  TensorType::IQ4_XS, TensorType::MXFP4};
 
 std::string label(TensorType t, SimdLevel l) {
   return std::string(gguf::type_name(t)) + " at " + simd_level_label(l);

@@ -117,7 +117,7 @@ TEST(Quantize, NonFiniteValuesSpoilOnlyTheirBlock) {
   const TensorType types[] = {TensorType::Q8_0, TensorType::Q4_0,   TensorType::Q4_1,
                               TensorType::Q5_0, TensorType::IQ4_NL, TensorType::Q2_K,
                               TensorType::Q3_K, TensorType::Q4_K,   TensorType::Q5_K,
-                              TensorType::Q6_K, TensorType::IQ4_XS};
+                              TensorType::Q6_K, TensorType::IQ4_XS, TensorType::MXFP4};
   const int64_t n = 1024;
   const auto clean = random_values(n, 17);
   for (auto t : types) {

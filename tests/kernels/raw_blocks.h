@@ -26,9 +26,19 @@ inline std::vector<int> f16_fields(TensorType t) {
       return {108};
     case TensorType::Q6_K:
       return {208};
-    default:  // Q8_0 Q4_0 Q5_0 IQ4_NL IQ4_XS
+    case TensorType::MXFP4:
+      return {};  // its one scale field is a byte (mxfp4_exponent)
+    default:      // Q8_0 Q4_0 Q5_0 IQ4_NL IQ4_XS
       return {0};
   }
+}
+
+// An MXFP4 exponent byte. Random: scales 2^-10 .. 2^4. Extreme: the two subnormal scales, the
+// smallest normal one and large ones, all with finite products; bytes 253..255, whose codes
+// +-8 and +-12 overflow to infinity, are left to the hand-built tests.
+inline uint8_t mxfp4_exponent(std::mt19937& rng, bool extreme) {
+  const uint8_t kExtremes[] = {0, 1, 2, 64, 127, 128, 200, 230};
+  return extreme ? kExtremes[rng() % 8] : uint8_t(118 + rng() % 15);
 }
 
 inline void put_f16(uint8_t* p, uint16_t h) {
@@ -37,7 +47,8 @@ inline void put_f16(uint8_t* p, uint16_t h) {
 
 // Random raw blocks. extreme = false: random bytes with f16 scales of moderate size and either
 // sign. extreme = true: each block's scales drawn from f16 max, min normal, subnormals, zero
-// and negatives, its other bytes all 0x00, all 0xFF or random.
+// and negatives, its other bytes all 0x00, all 0xFF or random. MXFP4's exponent byte: see
+// mxfp4_exponent.
 inline std::vector<uint8_t> random_blocks(TensorType t, int64_t n_blocks, uint32_t seed,
                                           bool extreme) {
   const BlockShape shape = block_shape(t);
@@ -50,6 +61,7 @@ inline std::vector<uint8_t> random_blocks(TensorType t, int64_t n_blocks, uint32
     for (int64_t i = 0; i < shape.bytes; ++i) {
       blk[i] = fill == 0 ? 0x00 : fill == 1 ? 0xFF : uint8_t(rng());
     }
+    if (t == TensorType::MXFP4) blk[0] = mxfp4_exponent(rng, extreme);
     for (int off : f16_fields(t)) {
       uint16_t h;
       if (extreme) {

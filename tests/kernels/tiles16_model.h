@@ -57,6 +57,10 @@ inline BlockTerms small_block_terms(TensorType t, const uint8_t* row, int64_t b,
       return t == TensorType::Q4_0 ? n - 8 : int(kIQ4NLValues[n]);
     });
     bt.scale[0] = fp16_to_fp32(blk.d);
+  } else if (t == TensorType::MXFP4) {
+    const auto blk = block_at<BlockMXFP4>(row, b);
+    dot_levels(bt, xq, [&](int i) { return int(kMXFP4Values[nibble_at(blk.qs, i)]); });
+    bt.scale[0] = e8m0_half(blk.e);
   } else if (t == TensorType::Q4_1) {
     const auto blk = block_at<BlockQ4_1>(row, b);
     dot_levels(bt, xq, [&](int i) { return nibble_at(blk.qs, i); });
@@ -154,7 +158,8 @@ inline float tiles16_model_dot(const MatrixView& plain, int64_t o, const Quantiz
 inline std::vector<float> tiles16_model(const MatrixView& plain, const std::vector<float>& x,
                                         int64_t n_x) {
   QuantizedX qx;
-  resize_quantized_x(qx, n_x, plain.cols / kQK, /*half_sums=*/true);
+  resize_quantized_x(qx, n_x, plain.cols / kQK, /*half_sums=*/true, LaneForm{},
+                     x_rounding(plain.type));
   for (int64_t r = 0; r < n_x; ++r) {
     quantize_x_row(x.data() + r * plain.cols, qx, r);
     half_sums_row(qx, r);

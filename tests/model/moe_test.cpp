@@ -205,6 +205,10 @@ TEST(MoeModel, Q4_K_MBatchInvariant) {
   expect_invariant(moe_model(TensorType::Q4_K, synth::Mix::kQ4_K_M), 2);
 }
 
+TEST(MoeModel, Mxfp4MoeBatchInvariant) {
+  expect_invariant(moe_model(TensorType::Q8_0, synth::Mix::kMXFP4_MOE), 2);
+}
+
 TEST(MoeModel, F32BatchInvariantOnOneThread) {
   expect_invariant(moe_model(TensorType::F32), 1);
 }
@@ -277,7 +281,7 @@ TEST(MoeModel, EveryWrittenTypeRuns) {
   };
   // Measured (the same at every SIMD level): F16 1.000, Q8_0 1.000, Q4_0 0.982, Q4_1 0.988,
   // Q5_0 0.995, IQ4_NL 0.981, Q2_K 0.655, Q3_K 0.932, Q4_K 0.983, Q5_K 0.996, Q6_K 0.999,
-  // IQ4_XS 0.965, Q4_K_M 0.986.
+  // IQ4_XS 0.965, Q4_K_M 0.986, MXFP4_MOE 0.993 (its non-expert matrices are Q8_0).
   const Case cases[] = {
       {TensorType::F16, Mix::kNone, 0.999},   {TensorType::Q8_0, Mix::kNone, 0.995},
       {TensorType::Q4_0, Mix::kNone, 0.95},   {TensorType::Q4_1, Mix::kNone, 0.95},
@@ -285,11 +289,13 @@ TEST(MoeModel, EveryWrittenTypeRuns) {
       {TensorType::Q2_K, Mix::kNone, 0.5},    {TensorType::Q3_K, Mix::kNone, 0.85},
       {TensorType::Q4_K, Mix::kNone, 0.95},   {TensorType::Q5_K, Mix::kNone, 0.98},
       {TensorType::Q6_K, Mix::kNone, 0.99},   {TensorType::IQ4_XS, Mix::kNone, 0.93},
-      {TensorType::Q4_K, Mix::kQ4_K_M, 0.95},
+      {TensorType::Q4_K, Mix::kQ4_K_M, 0.95}, {TensorType::MXFP4, Mix::kMXFP4_MOE, 0.97},
   };
   const auto ref = first_logits(moe_model(TensorType::F32, Mix::kNone, true));
   for (const auto& c : cases) {
-    const auto path = moe_model(c.type, c.mix, true);
+    // A mix's experts may have another type than its base (MXFP4_MOE: MXFP4 and Q8_0).
+    const auto path =
+        moe_model(c.mix == Mix::kNone ? c.type : synth::mix_base_type(c.mix), c.mix, true);
     const std::string what = path.substr(path.rfind('/') + 1);
     auto f = gguf::GgufFile::open(path);
     EXPECT_EQ(f->find_tensor("blk.0.ffn_up_exps.weight")->type, c.type) << what;
@@ -306,8 +312,10 @@ TEST(MoeModel, EveryWrittenTypeRuns) {
 // Interleaved at load (the AVX-512 default), each expert's gate and up are stacked into one
 // matrix in 16-row tiles; the logits stay those of the file's layout within float rounding.
 TEST(MoeModel, InterleavedExpertsKeepTheLogits) {
-  for (auto type : {TensorType::Q8_0, TensorType::Q4_K}) {
-    const auto path = moe_model(type);
+  for (auto [type, mix] : {std::pair{TensorType::Q8_0, synth::Mix::kNone},
+                           {TensorType::Q4_K, synth::Mix::kNone},
+                           {TensorType::Q8_0, synth::Mix::kMXFP4_MOE}}) {
+    const auto path = moe_model(type, mix);
     engine::EngineOptions opts;
     opts.threads = 2;
     auto eng = engine::load_llama_engine(path, opts);
@@ -324,7 +332,7 @@ TEST(MoeModel, InterleavedExpertsKeepTheLogits) {
       scale = std::max(scale, std::fabs(plain[i]));
       worst = std::max(worst, std::fabs(plain[i] - tiled[i]));
     }
-    EXPECT_LE(worst, 2e-2f * scale) << gguf::type_name(type);
+    EXPECT_LE(worst, 2e-2f * scale) << path;
   }
 }
 

@@ -1,4 +1,5 @@
-// The KV disk tier on the real engine and a real trained model, for F16 and F32 KV: a
+// The KV disk tier on the real engine, a real trained model (F16 and F32 KV) and mixture-of-
+// experts files: a
 // conversation's prefix restored from disk by a freshly loaded engine (a restart) holds the very
 // bytes the first engine computed (memcmp per block), and the answer built on it, token ids and
 // log-probabilities, equals the answer of an engine that computed everything itself.
@@ -76,8 +77,8 @@ void expect_same_answer(const Answer& a, const Answer& b) {
   }
 }
 
-void restore_across_restart(const std::string& kv_type) {
-  BATON_REQUIRE_SHARED(model, "models/stories260K.gguf");
+void restore_across_restart(const char* file, const std::string& kv_type) {
+  BATON_REQUIRE_SHARED(model, file);
   engine::EngineOptions opts;
   opts.threads = 2;
   opts.kv_type = kv_type;
@@ -120,11 +121,21 @@ void restore_across_restart(const std::string& kv_type) {
 }
 
 TEST(DiskTierRealEngine, F16PrefixRestoredAfterARestartIsBitExact) {
-  restore_across_restart("f16");
+  restore_across_restart("models/stories260K.gguf", "f16");
 }
 
 TEST(DiskTierRealEngine, F32PrefixRestoredAfterARestartIsBitExact) {
-  restore_across_restart("f32");
+  restore_across_restart("models/stories260K.gguf", "f32");
+}
+
+// Mixture-of-experts files: the experts a restored row chooses, and gpt-oss's sliding windows
+// (16 positions, far behind the 200-token prompt) over restored blocks, give the cold answer.
+TEST(DiskTierRealEngine, Qwen3MoePrefixRestoredAfterARestartIsBitExact) {
+  restore_across_restart("models/arch/synth-qwen3moe-Q8_0.gguf", "f16");
+}
+
+TEST(DiskTierRealEngine, GptOssPrefixRestoredAfterARestartIsBitExact) {
+  restore_across_restart("models/arch/synth-gpt-oss-MXFP4_MOE.gguf", "f16");
 }
 
 }  // namespace

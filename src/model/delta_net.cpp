@@ -1,0 +1,156 @@
+#include "model/delta_net.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/ops.h"
+
+namespace baton::model {
+namespace {
+
+// Channels of the convolution one work item covers.
+constexpr int64_t kConvChannels = 64;
+
+// Eight fixed lanes then a fixed combine: vectorizable, and the same bits for the same inputs.
+float dot(const float* a, const float* b, int32_t n) {
+  float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int j = 0; j < 8; ++j) lane[j] += a[i + j] * b[i + j];
+  }
+  float tail = 0;
+  for (; i < n; ++i) tail += a[i] * b[i];
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])) +
+         tail;
+}
+
+float silu(float x) {
+  return x / (1.0f + std::exp(-x));
+}
+
+float sigmoid(float x) {
+  return 1.0f / (1.0f + std::exp(-x));
+}
+
+float softplus(float x) {
+  return x > 20.0f ? x : std::log(1.0f + std::exp(x));
+}
+
+// x / max(|x|, eps) over n floats, in place (the sum of squares in double, in order).
+void l2_norm(float* x, int32_t n, float eps) {
+  double ss = 0;
+  for (int32_t i = 0; i < n; ++i) ss += static_cast<double>(x[i] * x[i]);
+  const float scale = 1.0f / std::max(std::sqrt(static_cast<float>(ss)), eps);
+  for (int32_t i = 0; i < n; ++i) x[i] *= scale;
+}
+
+template <typename F>
+void parallel(kernels::ThreadPool* pool, int64_t n, F&& fn) {
+  if (pool == nullptr || n < 2) {
+    for (int64_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  pool->parallel_for_dynamic(n, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) fn(i);
+  });
+}
+
+// Channels [c0, c1) of one sequence: each row's causal convolution over the d_conv - 1 inputs
+// before it (from the state while they precede the step) and itself, then SiLU, into out; the
+// state then holds the sequence's last d_conv - 1 inputs.
+void conv_channels(const float* mixed, float* out, const DeltaNetSeq& sq, const float* taps,
+                   int32_t K, int64_t C, int64_t c0, int64_t c1) {
+  auto input = [&](int64_t idx, int64_t c) {  // idx: row within the step, < 0 in the state
+    return idx < 0 ? sq.conv[(K - 1 + idx) * C + c] : mixed[(sq.row0 + idx) * C + c];
+  };
+  for (int64_t t = 0; t < sq.n_rows; ++t) {
+    for (int64_t c = c0; c < c1; ++c) {
+      float sum = 0;
+      for (int32_t i = 0; i < K; ++i) sum += input(t + i - (K - 1), c) * taps[c * K + i];
+      out[(sq.row0 + t) * C + c] = silu(sum);
+    }
+  }
+  float keep[64];
+  for (int64_t c = c0; c < c1; ++c) {
+    for (int32_t j = 0; j < K - 1; ++j) keep[j] = input(sq.n_rows - (K - 1) + j, c);
+    for (int32_t j = 0; j < K - 1; ++j) sq.conv[j * C + c] = keep[j];
+  }
+}
+
+// The four input projections of every row in one hand-out of work.
+void project(const DeltaNetWeights& w, const SsmParams& p, const float* xn, int64_t n,
+             DeltaNetScratch& s, kernels::ThreadPool* pool) {
+  s.mixed.resize(n * p.conv_dim());
+  s.z.resize(n * p.value_dim());
+  s.beta.resize(n * p.n_v_heads);
+  s.alpha.resize(n * p.n_v_heads);
+  s.jobs = {{w.qkv, xn, n, s.mixed.data()},
+            {w.z, xn, n, s.z.data()},
+            {w.beta, xn, n, s.beta.data()},
+            {w.alpha, xn, n, s.alpha.data()}};
+  kernels::matmul_many(s.jobs.data(), s.jobs.size(), pool);
+}
+
+}  // namespace
+
+void delta_rule_step(float* m, const float* q, const float* k, const float* v, float g, float beta,
+                     float scale, int32_t head_dim, float* o) {
+  const float decay = std::exp(g);
+  // Row j of m is column j of S: its decay, its delta (which reads only that row), its update
+  // and its output are done in turn, in the order a token-at-a-time update does them.
+  for (int32_t j = 0; j < head_dim; ++j) {
+    float* row = m + static_cast<int64_t>(j) * head_dim;
+    for (int32_t i = 0; i < head_dim; ++i) row[i] *= decay;
+    const float delta = (v[j] - dot(row, k, head_dim)) * beta;
+    for (int32_t i = 0; i < head_dim; ++i) row[i] += k[i] * delta;
+    o[j] = dot(row, q, head_dim) * scale;
+  }
+}
+
+void delta_net(const DeltaNetWeights& w, const SsmParams& p, float rms_eps, const float* xn,
+               int64_t n, const std::vector<DeltaNetSeq>& seqs, float* out, DeltaNetScratch& s,
+               kernels::ThreadPool* pool) {
+  const int64_t C = p.conv_dim(), V = p.value_dim(), KD = p.key_dim();
+  const int32_t S = p.head_dim, Hv = p.n_v_heads, Hk = p.n_k_heads, K = p.d_conv;
+  project(w, p, xn, n, s, pool);
+  s.qkv.resize(n * C);
+  const int64_t chunks = (C + kConvChannels - 1) / kConvChannels;
+  parallel(pool, static_cast<int64_t>(seqs.size()) * chunks, [&](int64_t it) {
+    const int64_t c0 = (it % chunks) * kConvChannels;
+    conv_channels(s.mixed.data(), s.qkv.data(), seqs[it / chunks], w.conv.data(), K, C, c0,
+                  std::min(C, c0 + kConvChannels));
+  });
+  parallel(pool, n, [&](int64_t r) {
+    float* row = s.qkv.data() + r * C;
+    for (int32_t h = 0; h < 2 * Hk; ++h) l2_norm(row + static_cast<int64_t>(h) * S, S, rms_eps);
+    for (int32_t h = 0; h < Hv; ++h) {
+      float& a = s.alpha[r * Hv + h];
+      a = softplus(a + w.dt_bias[h]) * w.a[h];
+      float& b = s.beta[r * Hv + h];
+      b = sigmoid(b);
+    }
+  });
+  s.heads.resize(n * V);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(S));
+  parallel(pool, static_cast<int64_t>(seqs.size()) * Hv, [&](int64_t it) {
+    const DeltaNetSeq& sq = seqs[it / Hv];
+    const int32_t h = static_cast<int32_t>(it % Hv), hk = h % Hk;
+    float* m = sq.matrix + static_cast<int64_t>(h) * S * S;
+    for (int64_t r = sq.row0; r < sq.row0 + sq.n_rows; ++r) {
+      const float* row = s.qkv.data() + r * C;
+      delta_rule_step(m, row + hk * S, row + KD + hk * S, row + 2 * KD + h * S, s.alpha[r * Hv + h],
+                      s.beta[r * Hv + h], scale, S, s.heads.data() + r * V + h * S);
+    }
+  });
+  parallel(pool, n, [&](int64_t r) {
+    for (int32_t h = 0; h < Hv; ++h) {
+      float* o = s.heads.data() + r * V + h * S;
+      const float* z = s.z.data() + r * V + h * S;
+      rms_norm(o, w.norm.data(), S, rms_eps, o);
+      for (int32_t j = 0; j < S; ++j) o[j] *= silu(z[j]);
+    }
+  });
+  kernels::matmul(w.out, s.heads.data(), n, out, pool);
+}
+
+}  // namespace baton::model

@@ -1,0 +1,47 @@
+#pragma once
+// The recurrent state of each sequence of a hybrid model: per DeltaNet layer, the convolution's
+// last d_conv - 1 inputs and one head_dim x head_dim matrix per value head. Unlike KV, a state
+// holds a whole prefix at once and cannot be cut back to a shorter one, so each sequence's
+// state knows how many positions it has taken in, and a step may only continue it from there
+// (or start the sequence again from position 0, which clears it).
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "model/hparams.h"
+
+namespace baton::model {
+
+class RecurrentStates {
+ public:
+  explicit RecurrentStates(const HParams& h);
+
+  uint64_t bytes_per_seq() const { return static_cast<uint64_t>(per_seq_) * sizeof(float); }
+  size_t live() const { return seqs_.size(); }
+
+  // Empty when sequence `seq` may run a step from `start_pos`, else why not (one line).
+  std::string check(uint64_t seq, int32_t start_pos) const;
+  // The state for a step from start_pos (check() passed): zeroed at position 0. Until commit(),
+  // the state counts as mid-step, so a step that throws leaves it unusable rather than wrong.
+  float* begin(uint64_t seq, int32_t start_pos);
+  void commit(uint64_t seq, int32_t end_pos);
+  void release(uint64_t seq) { seqs_.erase(seq); }
+  void clear() { seqs_.clear(); }
+
+  // Where layer il's parts sit in a sequence's state (il must be recurrent).
+  float* conv(float* state, int32_t il) const { return state + offset_[il]; }
+  float* matrix(float* state, int32_t il) const { return state + offset_[il] + conv_floats_; }
+
+ private:
+  struct Entry {
+    int32_t n_pos = -1;  // positions taken in; -1 mid-step
+    std::vector<float> data;
+  };
+  std::unordered_map<uint64_t, Entry> seqs_;
+  std::vector<int64_t> offset_;  // per layer, into a sequence's floats
+  int64_t conv_floats_ = 0;
+  int64_t per_seq_ = 0;
+};
+
+}  // namespace baton::model
