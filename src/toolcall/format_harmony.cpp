@@ -81,6 +81,21 @@ ParsedOutput HarmonyFormat::parse(std::string_view text, bool final) const {
   return out;
 }
 
+std::string HarmonyFormat::call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const {
+  namespace cg = call_grammar;
+  const auto tools = cg::tools(req, sink);
+  if (tools.empty()) return "";
+  std::string alternatives;
+  for (const auto& t : tools) {
+    if (!alternatives.empty()) alternatives += " | ";
+    alternatives += cg::literal("<|channel|>commentary to=functions." + t.name +
+                                " <|constrain|>json<|message|>") +
+                    " " + t.arguments + " " + cg::literal("<|call|>");
+  }
+  const std::string call = sink.rule("harmony-call", alternatives);
+  return cg::one_or_more(call, cg::literal("<|start|>assistant"), req.parallel);
+}
+
 std::vector<std::string> HarmonyFormat::markers() const {
   return {"<|start|>", "<|channel|>", "<|message|>", "<|constrain|>",
           "<|end|>",   "<|call|>",    "<|return|>"};

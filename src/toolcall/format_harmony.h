@@ -14,6 +14,10 @@ class HarmonyFormat : public OutputFormat {
   bool answers_in_channels() const override { return true; }
   ParsedOutput parse(std::string_view text, bool final) const override;
   std::vector<std::string> markers() const override;
+  // A forced answer is the call itself, right after the generation prompt's "<|start|>assistant":
+  // no analysis message first (a model may reason without end, and no other format lets text
+  // precede a forced call either); parallel calls follow as further assistant messages.
+  std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override;
 };
 
 }  // namespace baton::toolcall

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "engine/generate.h"
 #include "engine/llama_engine.h"
@@ -36,13 +37,13 @@ std::string synth_model(const std::filesystem::path& dir) {
 
 class RealServer {
  public:
-  explicit RealServer(const std::string& model, ChatOptions chat = {}) {
+  explicit RealServer(const std::string& model, ChatOptions chat = {}, int32_t ctx = 512) {
     engine::EngineOptions eo;
     eo.threads = 1;
     eng_ = engine::load_llama_engine(model, eo);
     ref_ = engine::load_llama_engine(model, eo);
     sched::SchedConfig sc;
-    sc.ctx = 512;
+    sc.ctx = ctx;
     sc.parallel = 2;
     loop_ = std::make_unique<sched::EngineLoop>(*eng_, sc);
     loop_->start();
@@ -198,6 +199,71 @@ TEST(RealModel, Stories260KWithChatTemplate) {
 TEST(RealModel, Llama2VocabWithChatTemplate) {
   BATON_REQUIRE_SHARED(model, "models/llama-2-tiny-random.gguf");
   check_chat_template(model.string());
+}
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// gpt-oss end to end with its own chat template: the template renders the harmony prompt (tools
+// as a TypeScript namespace in the developer message), the output format is recognised from it,
+// and a call the request forces comes back as a parsed tool call, in one response and streamed.
+TEST(RealModel, GptOssWithItsOwnTemplateAnswersAForcedToolCall) {
+  BATON_REQUIRE_SHARED(model, "models/arch/synth-gpt-oss-Q8_0.gguf");
+  ChatOptions chat;
+  chat.template_text = read_text(std::filesystem::path(BATON_SOURCE_DIR) /
+                                 "tests/server/templates/openai-gpt-oss.jinja");
+  ASSERT_FALSE(chat.template_text.empty());
+  // The harmony prompt takes ~440 tokens of this 512-token vocabulary.
+  RealServer s(model.string(), chat, 1024);
+  const json tools = json::parse(R"([{"type": "function", "function": {
+      "name": "get_weather", "description": "Current weather of a city",
+      "parameters": {"type": "object",
+                     "properties": {"city": {"type": "string", "enum": ["Paris", "Lyon"]}},
+                     "required": ["city"]}}}])");
+  // (An enum, since a random-weight model would fill a free string up to max_tokens.)
+  json body = {{"messages",
+                {{{"role", "system"}, {"content", "Be brief."}},
+                 {{"role", "user"}, {"content", "Weather in Paris?"}}}},
+               {"tools", tools},
+               {"tool_choice", "required"},
+               {"max_tokens", 300},
+               {"temperature", 0}};
+  auto r = s.client().Post("/v1/chat/completions", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto j = parse(r->body);
+  const auto& choice = j["choices"][0];
+  ASSERT_EQ(choice["finish_reason"], "tool_calls") << r->body;
+  ASSERT_EQ(choice["message"]["tool_calls"].size(), 1u) << r->body;
+  const auto& call = choice["message"]["tool_calls"][0];
+  EXPECT_EQ(call["function"]["name"], "get_weather");
+  const json args = json::parse(call["function"]["arguments"].get<std::string>());
+  ASSERT_TRUE(args.is_object()) << r->body;
+  EXPECT_TRUE(args["city"] == "Paris" || args["city"] == "Lyon") << r->body;
+  // The prompt is the harmony rendering: far longer than the two messages' text.
+  EXPECT_GT(j["usage"]["prompt_tokens"].get<int>(), 100);
+
+  body["stream"] = true;
+  r = s.client().Post("/v1/chat/completions", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  std::string name, arguments, finish;
+  for (const auto& ch : sse_json(r->body)) {
+    const auto& c = ch["choices"][0];
+    if (c.contains("finish_reason") && c["finish_reason"].is_string()) finish = c["finish_reason"];
+    if (!c["delta"].contains("tool_calls")) continue;
+    for (const auto& tc : c["delta"]["tool_calls"]) {
+      if (tc["function"].contains("name")) name += tc["function"]["name"].get<std::string>();
+      if (tc["function"].contains("arguments")) {
+        arguments += tc["function"]["arguments"].get<std::string>();
+      }
+    }
+  }
+  EXPECT_EQ(finish, "tool_calls");
+  EXPECT_EQ(name, "get_weather");
+  EXPECT_EQ(json::parse(arguments), args) << "streamed and whole answers differ";
 }
 
 }  // namespace

@@ -49,6 +49,10 @@ const Case kCases[] = {
      "<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>"},
     {"functionary", "<function=get_weather>{\"city\": \"Paris\"}</function>",
      "<function=get_weather>{\"town\": \"Paris\"}</function>"},
+    {"gpt-oss",
+     "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+     "{\"city\": \"Paris\"}<|call|>",
+     "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{}<|call|>"},
 };
 
 TEST(ToolGrammar, EachFormatsValidCallMatchesAndParsesBack) {
