@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace baton::toolcall::call_grammar {
 
 std::vector<Tool> tools(const CallGrammarRequest& req, GrammarSink& sink) {
@@ -55,6 +57,68 @@ std::string json_call(const std::vector<Tool>& tools, GrammarSink& sink, std::st
     body += fmt::format(" {} \"}}\"", w);
   }
   return sink.rule("call", body);
+}
+
+namespace {
+
+// The UTF-8 characters of s, each as its bytes.
+std::vector<std::string> characters(std::string_view s) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < s.size();) {
+    const auto lead = static_cast<unsigned char>(s[i]);
+    size_t n = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    n = std::min(n, s.size() - i);
+    out.emplace_back(s.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string class_except(const std::vector<std::string>& chars) {
+  std::string out = "[^";
+  for (const auto& c : chars) {
+    if (c == "\\" || c == "]" || c == "-" || c == "^") {
+      out += '\\';
+      out += c;
+    } else if (c == "\n") {
+      out += "\\n";
+    } else if (c == "\t") {
+      out += "\\t";
+    } else {
+      out += c;
+    }
+  }
+  return out + "]";
+}
+
+std::string text_before(std::string_view end, GrammarSink& sink) {
+  // W: the start of `end` whose first character a occurs in it once. Text that avoids W is
+  // followed by `end` (which starts with W) with no earlier occurrence of it, since W has no
+  // border. A text avoiding W is a loop over: a character other than a; or starts of W
+  // (each followed by another a) ending in a character that breaks the last one.
+  std::vector<std::string> w = characters(end);
+  if (w.empty()) return sink.rule("raw-text", "[^\\x00]*");
+  for (size_t i = 1; i < w.size(); ++i) {
+    if (w[i] == w[0]) {
+      w.resize(i);
+      break;
+    }
+  }
+  const std::string other = class_except({w[0]});
+  if (w.size() == 1) return sink.rule("raw-text", other + "*");
+  std::string starts, breaks, prefix;
+  for (size_t k = 1; k < w.size(); ++k) {
+    prefix += w[k - 1];
+    if (!starts.empty()) starts += " | ";
+    starts += literal(prefix);
+    if (!breaks.empty()) breaks += " | ";
+    breaks += literal(prefix) + " " + class_except({w[0], w[k]});
+  }
+  const std::string start = sink.rule("raw-start", starts);
+  const std::string brk = sink.rule("raw-break", breaks);
+  return sink.rule("raw-text", fmt::format("({} | {}* {})* {}*", other, start, brk, start));
 }
 
 std::string one_or_more(const std::string& call, const std::string& sep, bool parallel) {

@@ -45,6 +45,13 @@ std::string json_call(const std::vector<Tool>& tools, GrammarSink& sink, std::st
 // More calls in one forced answer than anyone asks for: a model that keeps adding calls stops
 // here instead of at max_tokens.
 constexpr int kMaxParallelCalls = 16;
+// Text (as a rule) after which `end` first occurs where the text ends: the raw text of a value
+// that the parser reads up to `end`. It avoids the longest start of `end` in which end's first
+// character occurs once (all of `end` for "</parameter>"), which keeps the rule a plain loop; a
+// value can then not hold that start (for an end such as "]]>" only the "]" is barred).
+std::string text_before(std::string_view end, GrammarSink& sink);
+// A GBNF class of any one character but those listed (UTF-8 characters).
+std::string class_except(const std::vector<std::string>& chars);
 // One call, or (parallel) one to kMaxParallelCalls separated by sep.
 std::string one_or_more(const std::string& call, const std::string& sep, bool parallel);
 

@@ -53,6 +53,38 @@ const Case kCases[] = {
      "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
      "{\"city\": \"Paris\"}<|call|>",
      "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{}<|call|>"},
+    {"qwen3-coder",
+     "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+     "<parameter=unit>\nc\n</parameter>\n</function>\n</tool_call>",
+     "<tool_call>\n<function=get_weather>\n<parameter=unit>\nc\n</parameter>\n</function>\n"
+     "</tool_call>"},
+    {"seed-oss",
+     "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n"
+     "</function>\n</seed:tool_call>",
+     "<seed:tool_call>\n<function=get_weather>\n<parameter=unit>k</parameter>\n"
+     "<parameter=city>Paris</parameter>\n</function>\n</seed:tool_call>"},
+    {"glm",
+     "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value>"
+     "<arg_key>unit</arg_key><arg_value>f</arg_value></tool_call>",
+     "<tool_call>get_weather<arg_key>unit</arg_key><arg_value>f</arg_value></tool_call>"},
+    {"hy3",
+     "<tool_calls:opensource>\n<tool_call:opensource>get_weather<tool_sep:opensource>\n"
+     "<arg_key:opensource>city</arg_key:opensource>\n<arg_value:opensource>Paris"
+     "</arg_value:opensource>\n</tool_call:opensource>\n</tool_calls:opensource>",
+     "<tool_calls:opensource>\n<tool_call:opensource>get_weather<tool_sep:opensource>\n"
+     "</tool_call:opensource>\n</tool_calls:opensource>"},
+    {"minimax",
+     "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris"
+     "</parameter>\n</invoke>\n</minimax:tool_call>",
+     "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"town\">Paris"
+     "</parameter>\n</invoke>\n</minimax:tool_call>"},
+    {"minimax-m3",
+     "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">]<]minimax[>[<city>"
+     "Paris]<]minimax[>[</city>]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>",
+     "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">]<]minimax[>[<unit>"
+     "c]<]minimax[>[</unit>]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>"},
+    {"minicpm5", "<function name=\"get_weather\"><param name=\"city\">Paris</param></function>",
+     "<function name=\"get_weather\"><param name=\"unit\">Paris</param></function>"},
 };
 
 TEST(ToolGrammar, EachFormatsValidCallMatchesAndParsesBack) {
