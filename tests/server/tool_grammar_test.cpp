@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "grammar/grammar.h"
 
 namespace baton::server {
@@ -85,7 +87,63 @@ const Case kCases[] = {
      "c]<]minimax[>[</unit>]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>"},
     {"minicpm5", "<function name=\"get_weather\"><param name=\"city\">Paris</param></function>",
      "<function name=\"get_weather\"><param name=\"unit\">Paris</param></function>"},
+    {"deepseek",
+     "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
+     "{\"city\": \"Paris\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+     "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
+     "{\"unit\": \"c\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"},
+    {"firefunction",
+     " functools[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]",
+     " functools[{\"name\": \"get_weather\", \"arguments\": {\"city\": null}}]"},
+    {"minimax-m1",
+     "<tool_calls>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+     "\"Paris\"}}\n</tool_calls>",
+     "<tool_calls>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_calls>"},
+    {"apriel",
+     "<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]</tool_calls>",
+     "<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": 1}}]</tool_calls>"},
+    {"apertus", "<|tools_prefix|>[{\"get_weather\": {\"city\": \"Paris\"}}]<|tools_suffix|>",
+     "<|tools_prefix|>[{\"get_weather\": {\"unit\": \"k\"}}]<|tools_suffix|>"},
+    {"gigachat3",
+     "<|message_sep|>\n\nfunction call<|role_sep|>\n{\"name\": \"get_weather\", \"arguments\": "
+     "{\"city\": \"Paris\"}}",
+     "<|message_sep|>\n\nfunction call<|role_sep|>\n{\"name\": \"get_weather\", \"arguments\": "
+     "{\"town\": \"Paris\"}}"},
+    {"gigachat3.1",
+     "<|function_call|>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}",
+     "<|function_call|>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", "
+     "\"unit\": \"k\"}}"},
 };
+
+// DeepSeek V3.1 writes the name before the separator and no fence; the same grammar takes it.
+TEST(ToolGrammar, DeepSeekV31Spelling) {
+  auto format = toolcall::make_format("deepseek", {});
+  auto g =
+      grammar::Grammar::parse(forced_call_gbnf(*format, weather_request(ToolChoice::Required), {}));
+  const std::string call =
+      "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Paris\"}"
+      "<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+  EXPECT_TRUE(grammar::matches(g, call));
+  auto parsed = format->parse(call, true);
+  ASSERT_EQ(parsed.calls.size(), 1u);
+  EXPECT_EQ(parsed.calls[0].name, "get_weather");
+}
+
+// Apriel 1.6's prompt leaves the model reasoning: it may finish and open its final response.
+TEST(ToolGrammar, AprielReasonsFirstWhenThePromptLeadsIn) {
+  toolcall::FormatContext ctx;
+  ctx.prompt_tail = "<|begin_assistant|>\nHere are my reasoning steps:\n";
+  auto format = toolcall::make_format("apriel", ctx);
+  auto g =
+      grammar::Grammar::parse(forced_call_gbnf(*format, weather_request(ToolChoice::Required), {}));
+  const std::string call =
+      "The user wants the weather [in Paris].\n[BEGIN FINAL RESPONSE]\n<tool_calls>[{\"name\": "
+      "\"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]</tool_calls>";
+  EXPECT_TRUE(grammar::matches(g, call));
+  auto parsed = format->parse(call, true);
+  ASSERT_EQ(parsed.calls.size(), 1u);
+  EXPECT_EQ(parsed.reasoning, "The user wants the weather [in Paris].");
+}
 
 TEST(ToolGrammar, EachFormatsValidCallMatchesAndParsesBack) {
   for (const auto& c : kCases) {
@@ -153,10 +211,17 @@ TEST(ToolGrammar, UnenforceableParametersFallBackToAnyObject) {
                                "\"https://a.b\"}}\n</tool_call>"));
 }
 
-TEST(ToolGrammar, FormatsWithoutACallGrammarSayEmpty) {
-  auto format = toolcall::make_format("deepseek", {});
-  ASSERT_TRUE(format) << "the deepseek output format is missing from toolcall::make_format";
-  EXPECT_EQ(forced_call_gbnf(*format, weather_request(ToolChoice::Required), {}), "");
+// Every registered format enforces a forced call, but for those listed (docs/GRAMMAR.md says
+// why); a listed one says so with an empty grammar.
+TEST(ToolGrammar, EveryFormatHasACallGrammar) {
+  const std::set<std::string> without = {"deepseek-v3.2", "command-r",    "gemma4",
+                                         "lfm2",          "muse-glimmer", "kimi-k3"};
+  for (const auto& name : toolcall::format_names()) {
+    auto format = toolcall::make_format(name, {});
+    ASSERT_TRUE(format) << name;
+    const std::string gbnf = forced_call_gbnf(*format, weather_request(ToolChoice::Required), {});
+    EXPECT_EQ(gbnf.empty(), without.count(name) > 0) << name;
+  }
 }
 
 }  // namespace
