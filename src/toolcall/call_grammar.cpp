@@ -21,6 +21,65 @@ std::vector<Tool> tools(const CallGrammarRequest& req, GrammarSink& sink) {
   return out;
 }
 
+std::vector<Property> properties(const nlohmann::ordered_json& params) {
+  std::vector<Property> out;
+  if (!params.is_object() || !params.contains("properties") || !params["properties"].is_object())
+    return out;
+  std::vector<std::string> required;
+  if (auto r = params.find("required"); r != params.end() && r->is_array())
+    for (const auto& k : *r)
+      if (k.is_string()) required.push_back(k.get<std::string>());
+  for (const auto& [key, schema] : params["properties"].items()) {
+    Property p{key, schema, std::find(required.begin(), required.end(), key) != required.end()};
+    if (p.schema.is_object())
+      for (const char* defs : {"$defs", "definitions"})
+        if (params.contains(defs) && !p.schema.contains(defs)) p.schema[defs] = params[defs];
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<std::string> string_choices(const nlohmann::ordered_json& schema) {
+  std::vector<std::string> out;
+  if (!schema.is_object()) return out;
+  if (auto c = schema.find("const"); c != schema.end() && c->is_string())
+    out.push_back(c->get<std::string>());
+  if (auto e = schema.find("enum"); e != schema.end() && e->is_array())
+    for (const auto& v : *e)
+      if (v.is_string() && !v.get<std::string>().empty()) out.push_back(v.get<std::string>());
+  return out;
+}
+
+std::vector<std::pair<std::string, nlohmann::ordered_json>> tool_schemas(
+    const CallGrammarRequest& req) {
+  std::vector<std::pair<std::string, nlohmann::ordered_json>> out;
+  for (const auto& t : req.tools) {
+    const auto& fn = t.contains("function") ? t["function"] : t;
+    if (!fn.is_object() || !fn.contains("name") || !fn["name"].is_string()) continue;
+    out.emplace_back(fn["name"].get<std::string>(),
+                     fn.value("parameters", nlohmann::ordered_json::object()));
+  }
+  return out;
+}
+
+std::string members(const std::vector<std::pair<std::string, bool>>& items, const std::string& sep,
+                    GrammarSink& sink) {
+  // Built from the last one back: after_i when an earlier member was written (each present one
+  // then starts with sep), first_i when none was yet; one rule each keeps the text linear.
+  std::string after, first;
+  for (size_t i = items.size(); i-- > 0;) {
+    const auto& [item, required] = items[i];
+    const std::string with_sep = sep + " " + item;
+    const std::string a =
+        sink.rule("member-rest", (required ? with_sep : "(" + with_sep + ")?") + " " + after);
+    std::string f = item + " " + after;
+    if (!required) f = first.empty() ? "(" + f + ")?" : f + " | " + first;
+    first = sink.rule("members", f);
+    after = a;
+  }
+  return first;
+}
+
 std::string literal(std::string_view text) {
   std::string out = "\"";
   for (char c : text) {

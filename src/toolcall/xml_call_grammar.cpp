@@ -71,29 +71,13 @@ class XmlGrammar {
   // The declared parameters in the schema's order, the required ones always written; keys the
   // parser cannot read back are left out (a required one then makes no call).
   std::string parameters(const std::string& tool, const ojson& params) {
-    if (!params.is_object() || !params.contains("properties") || !params["properties"].is_object())
-      return "";
-    std::vector<std::string> required;
-    if (auto r = params.find("required"); r != params.end() && r->is_array())
-      for (const auto& k : *r)
-        if (k.is_string()) required.push_back(k.get<std::string>());
     std::string out;
-    for (const auto& [key, schema] : params["properties"].items()) {
-      const bool needed = std::find(required.begin(), required.end(), key) != required.end();
-      if (!writable_name(key) || contains(key, spec_.key_end)) continue;
-      const std::string p = ws_ + " " + parameter(tool, key, with_defs(schema, params));
-      out += needed ? p + " " : "(" + p + ")? ";
+    for (const auto& p : call_grammar::properties(params)) {
+      if (!writable_name(p.key) || contains(p.key, spec_.key_end)) continue;
+      const std::string one = ws_ + " " + parameter(tool, p.key, p.schema);
+      out += p.required ? one + " " : "(" + one + ")? ";
     }
     return out;
-  }
-
-  // A property's schema with the root's definitions, so that its $refs resolve on its own.
-  static ojson with_defs(const ojson& schema, const ojson& root) {
-    if (!schema.is_object()) return schema;
-    ojson s = schema;
-    for (const char* defs : {"$defs", "definitions"})
-      if (root.contains(defs) && !s.contains(defs)) s[defs] = root[defs];
-    return s;
   }
 
   std::string parameter(const std::string& tool, const std::string& key, const ojson& schema) {
@@ -114,7 +98,7 @@ class XmlGrammar {
     if (kind == ParamKind::json) return sink_.json_value(schema, tool + "-" + key);
     // The parser keeps text as a string (unknown kind: unless it reads as an object or array).
     std::string choices;
-    for (const auto& v : string_choices(schema)) {
+    for (const auto& v : call_grammar::string_choices(schema)) {
       if (contains(v, end) || (spec_.cdata && v.find_first_of("<&") != std::string::npos)) continue;
       if (spec_.trim_newlines && (v.front() == '\n' || v.back() == '\n')) continue;
       if (kind == ParamKind::unknown && (v.front() == '{' || v.front() == '[')) continue;
@@ -122,19 +106,6 @@ class XmlGrammar {
     }
     if (!choices.empty()) return "(" + choices + ")";
     return free_text(end);
-  }
-
-  // The non-empty strings an enum or const allows; none when the schema has neither.
-  static std::vector<std::string> string_choices(const ojson& schema) {
-    std::vector<std::string> out;
-    if (!schema.is_object()) return out;
-    if (auto c = schema.find("const"); c != schema.end() && c->is_string())
-      out.push_back(c->get<std::string>());
-    if (auto e = schema.find("enum"); e != schema.end() && e->is_array())
-      for (const auto& v : *e)
-        if (v.is_string()) out.push_back(v.get<std::string>());
-    std::erase_if(out, [](const std::string& v) { return v.empty(); });
-    return out;
   }
 
   // Any text the parser reads up to `end`: MiniCPM's plain text has no '<' (a value that needs

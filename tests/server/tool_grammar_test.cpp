@@ -5,8 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <set>
-
 #include "grammar/grammar.h"
 
 namespace baton::server {
@@ -113,7 +111,50 @@ const Case kCases[] = {
      "<|function_call|>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}",
      "<|function_call|>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", "
      "\"unit\": \"k\"}}"},
+    {"deepseek-v3.2",
+     "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter "
+     "name=\"city\" string=\"true\">Paris</｜DSML｜parameter>\n<｜DSML｜parameter name=\"unit\" "
+     "string=\"false\">\"c\"</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+     "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter "
+     "name=\"unit\" string=\"false\">\"c\"</｜DSML｜parameter>\n</｜DSML｜invoke>\n"
+     "</｜DSML｜function_calls>"},
+    {"command-r",
+     "<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", "
+     "\"parameters\": {\"city\": \"Paris\"}}\n]<|END_ACTION|>",
+     "<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", "
+     "\"parameters\": {\"unit\": \"c\"}}\n]<|END_ACTION|>"},
+    {"muse-glimmer",
+     " to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"get_weather\">\n"
+     "<atem:parameter name=\"city\">Paris</atem:parameter>\n</atem:invoke>\n"
+     "</atem:function_calls>",
+     " to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"get_weather\">\n"
+     "<atem:parameter name=\"unit\">c</atem:parameter>\n</atem:invoke>\n"
+     "</atem:function_calls>"},
+    {"kimi-k3",
+     "The user asks.<|close|>think<|sep|><|open|>response<|sep|><|close|>response<|sep|>"
+     "<|open|>tools<|sep|><|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument "
+     "key=\"city\" type=\"string\"<|sep|>Paris<|close|>argument<|sep|><|close|>call<|sep|>"
+     "<|close|>tools<|sep|>",
+     "The user asks.<|close|>think<|sep|><|open|>tools<|sep|><|open|>call tool=\"get_weather\" "
+     "index=\"1\"<|sep|><|close|>call<|sep|><|close|>tools<|sep|>"},
+    {"gemma4",
+     "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,unit:<|\"|>c<|\"|>}<tool_call|>",
+     "<|tool_call>call:get_weather{unit:<|\"|>c<|\"|>}<tool_call|>"},
+    {"lfm2", "<|tool_call_start|>[get_weather(city='Paris', unit=\"c\")]<|tool_call_end|>",
+     "<|tool_call_start|>[get_weather(unit=\"c\")]<|tool_call_end|>"},
 };
+
+// Command R+ writes its list after "Action:" in a fence; the same grammar takes it.
+TEST(ToolGrammar, CommandRPlusSpelling) {
+  auto format = toolcall::make_format("command-r", {});
+  auto g =
+      grammar::Grammar::parse(forced_call_gbnf(*format, weather_request(ToolChoice::Required), {}));
+  const std::string call =
+      "Action: ```json\n[\n    {\"tool_name\": \"get_weather\", \"parameters\": {\"city\": "
+      "\"Paris\"}}\n]\n```";
+  EXPECT_TRUE(grammar::matches(g, call));
+  ASSERT_EQ(format->parse(call, true).calls.size(), 1u);
+}
 
 // DeepSeek V3.1 writes the name before the separator and no fence; the same grammar takes it.
 TEST(ToolGrammar, DeepSeekV31Spelling) {
@@ -211,16 +252,13 @@ TEST(ToolGrammar, UnenforceableParametersFallBackToAnyObject) {
                                "\"https://a.b\"}}\n</tool_call>"));
 }
 
-// Every registered format enforces a forced call, but for those listed (docs/GRAMMAR.md says
-// why); a listed one says so with an empty grammar.
+// Every registered format enforces a forced call.
 TEST(ToolGrammar, EveryFormatHasACallGrammar) {
-  const std::set<std::string> without = {"deepseek-v3.2", "command-r",    "gemma4",
-                                         "lfm2",          "muse-glimmer", "kimi-k3"};
   for (const auto& name : toolcall::format_names()) {
     auto format = toolcall::make_format(name, {});
     ASSERT_TRUE(format) << name;
-    const std::string gbnf = forced_call_gbnf(*format, weather_request(ToolChoice::Required), {});
-    EXPECT_EQ(gbnf.empty(), without.count(name) > 0) << name;
+    EXPECT_FALSE(forced_call_gbnf(*format, weather_request(ToolChoice::Required), {}).empty())
+        << name;
   }
 }
 

@@ -118,5 +118,43 @@ TEST(XmlCallGrammar, CdataValues) {
                                 "<param name=\"content\">a < b</param></function>"));
 }
 
+// Gemma 4's dialect: nested objects with bare keys, arrays held to their items, numbers JSON.
+TEST(LooseCallGrammar, Gemma4NestedValues) {
+  ChatFields req = edit_request(ToolChoice::Named);
+  req.tool_choice_name = "plan";
+  req.tools.push_back(ojson::parse(R"({"type":"function","function":{"name":"plan","parameters":
+      {"type":"object","properties":{"steps":{"type":"array","items":{"type":"object",
+        "properties":{"n":{"type":"integer"},"say":{"type":"string"}},"required":["n"]},
+        "minItems":1}},"required":["steps"]}}})"));
+  auto format = toolcall::make_format("gemma4", {});
+  auto g = grammar::Grammar::parse(forced_call_gbnf(*format, req, {}));
+  const std::string good =
+      "<|tool_call>call:plan{steps:[{n:1,say:<|\"|>a, b<|\"|>},{n:2}]}<tool_call|>";
+  ASSERT_TRUE(grammar::matches(g, good));
+  EXPECT_EQ(ojson::parse(format->parse(good, true).calls.at(0).arguments),
+            ojson::parse(R"({"steps":[{"n":1,"say":"a, b"},{"n":2}]})"));
+  EXPECT_FALSE(grammar::matches(g, "<|tool_call>call:plan{steps:[]}<tool_call|>"));
+  EXPECT_FALSE(
+      grammar::matches(g, "<|tool_call>call:plan{steps:[{say:<|\"|>a<|\"|>}]}<tool_call|>"));
+}
+
+// LFM2: keyword arguments as JSON or single-quoted strings; parallel calls in one list.
+TEST(LooseCallGrammar, Lfm2TypedKeywordArguments) {
+  auto format = toolcall::make_format("lfm2", {});
+  auto g =
+      grammar::Grammar::parse(forced_call_gbnf(*format, edit_request(ToolChoice::Required), {}));
+  const std::string good =
+      "<|tool_call_start|>[write_file(path='a.txt', line=2, force=true, content=\"x\\ny\"), "
+      "now()]<|tool_call_end|>";
+  ASSERT_TRUE(grammar::matches(g, good));
+  auto parsed = format->parse(good, true);
+  ASSERT_EQ(parsed.calls.size(), 2u);
+  EXPECT_EQ(ojson::parse(parsed.calls[0].arguments),
+            ojson::parse(R"({"path":"a.txt","line":2,"force":true,"content":"x\ny"})"));
+  EXPECT_FALSE(grammar::matches(
+      g, "<|tool_call_start|>[write_file(path='a', line=0, content='x')]<|tool_call_end|>"));
+  EXPECT_FALSE(grammar::matches(g, "<|tool_call_start|>[write_file(path='a')]<|tool_call_end|>"));
+}
+
 }  // namespace
 }  // namespace baton::server
