@@ -252,6 +252,23 @@ TEST(ToolGrammar, UnenforceableParametersFallBackToAnyObject) {
                                "\"https://a.b\"}}\n</tool_call>"));
 }
 
+// tool_choice "auto": from its trigger on, each format's valid call is whole in the grammar
+// the triggered constraint starts there.
+TEST(ToolGrammar, AutoGrammarTakesTheCallFromItsTrigger) {
+  for (const auto& c : kCases) {
+    auto format = toolcall::make_format(c.format, {});
+    const std::string trigger = format->call_trigger();
+    const std::string gbnf = auto_call_gbnf(*format, weather_request(ToolChoice::Auto));
+    EXPECT_EQ(trigger.empty(), gbnf.empty()) << c.format;
+    if (trigger.empty()) continue;
+    const std::string valid = c.valid;
+    // Llama 3's bare JSON call may also follow its <|python_tag|>.
+    const size_t at = valid.find(trigger);
+    const std::string from = at == std::string::npos ? trigger + valid : valid.substr(at);
+    EXPECT_TRUE(grammar::matches(grammar::Grammar::parse(gbnf), from)) << c.format;
+  }
+}
+
 // Every registered format enforces a forced call.
 TEST(ToolGrammar, EveryFormatHasACallGrammar) {
   for (const auto& name : toolcall::format_names()) {
