@@ -17,6 +17,15 @@ class SchemaSink : public toolcall::GrammarSink {
     try {
       return b_.add_schema(schema, hint);
     } catch (const grammar::GrammarError& e) {
+      // A single parameter (formats that write each one as text) keeps its type.
+      if (schema.is_object() && schema.contains("type") && schema["type"] != "object") {
+        try {
+          auto typed = b_.add_schema({{"type", schema["type"]}}, hint);
+          log::info("tool value '{}': constrained to its type only: {}", hint, e.what());
+          return typed;
+        } catch (const grammar::GrammarError&) {
+        }
+      }
       log::info("tool '{}': arguments constrained to any JSON object: {}", hint, e.what());
       return b_.add_schema({{"type", "object"}, {"additionalProperties", true}}, hint);
     }

@@ -28,6 +28,17 @@ class AprielFormat : public OutputFormat {
   explicit AprielFormat(bool prompt_led) : prompt_led_(prompt_led) {}
   std::string_view name() const override { return "apriel"; }
   std::vector<std::string> markers() const override { return calls_.markers(); }
+  std::string call_trigger() const override { return std::string(kCalls); }
+  // When the prompt left the model in its reasoning (1.6), it may reason first and open its
+  // final response; the reasoning cannot hold "<t" or "[B", so it cannot open either early.
+  std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override {
+    const std::string calls = calls_.call_grammar(req, sink);
+    if (calls.empty() || !prompt_led_) return calls;
+    const std::string thinking =
+        sink.rule("apriel-reasoning", R"(([^<\[] | "<" [^t<\[] | "[" [^B<\[])*)");
+    return "(" + thinking + " " + call_grammar::literal(kFinal) + " " + call_grammar::ws(sink) +
+           ")? " + calls;
+  }
 
   ParsedOutput parse(std::string_view text, bool final) const override {
     size_t s = json::skip_ws(text, 0);

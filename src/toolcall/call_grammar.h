@@ -34,6 +34,24 @@ struct Tool {
 // The tools of the request with a rule for each one's arguments (a tool without parameters
 // takes the empty object).
 std::vector<Tool> tools(const CallGrammarRequest& req, GrammarSink& sink);
+// A declared parameter of a tool, for formats that write each one on its own: its schema carries
+// the root's $defs / definitions so that its $refs resolve alone.
+struct Property {
+  std::string key;
+  nlohmann::ordered_json schema;
+  bool required = false;
+};
+// The properties of a tool's parameters, in the schema's order.
+std::vector<Property> properties(const nlohmann::ordered_json& parameters);
+// The non-empty strings an enum or const allows (none when it has neither).
+std::vector<std::string> string_choices(const nlohmann::ordered_json& schema);
+// The tools of the request as (name, parameters) pairs.
+std::vector<std::pair<std::string, nlohmann::ordered_json>> tool_schemas(
+    const CallGrammarRequest& req);
+// Members written in order, `sep` between those present: items are (expression, required).
+// "" when there are none.
+std::string members(const std::vector<std::pair<std::string, bool>>& items, const std::string& sep,
+                    GrammarSink& sink);
 // A GBNF literal of the text.
 std::string literal(std::string_view text);
 // Optional whitespace as JSON writers put it between tokens (bounded).
@@ -45,6 +63,13 @@ std::string json_call(const std::vector<Tool>& tools, GrammarSink& sink, std::st
 // More calls in one forced answer than anyone asks for: a model that keeps adding calls stops
 // here instead of at max_tokens.
 constexpr int kMaxParallelCalls = 16;
+// Text (as a rule) after which `end` first occurs where the text ends: the raw text of a value
+// that the parser reads up to `end`. It avoids the longest start of `end` in which end's first
+// character occurs once (all of `end` for "</parameter>"), which keeps the rule a plain loop; a
+// value can then not hold that start (for an end such as "]]>" only the "]" is barred).
+std::string text_before(std::string_view end, GrammarSink& sink);
+// A GBNF class of any one character but those listed (UTF-8 characters).
+std::string class_except(const std::vector<std::string>& chars);
 // One call, or (parallel) one to kMaxParallelCalls separated by sep.
 std::string one_or_more(const std::string& call, const std::string& sep, bool parallel);
 

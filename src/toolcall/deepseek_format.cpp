@@ -7,6 +7,8 @@
 // V3.1 drops the type and the fence:
 // <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>. Both are read. R1's reasoning is
 // <think>…</think>, split by the streaming layer.
+#include <fmt/format.h>
+
 #include "toolcall/json_scan.h"
 #include "toolcall/output_builder.h"
 #include "toolcall/registry_a.h"
@@ -40,6 +42,28 @@ class DeepSeekFormat : public OutputFormat {
                    return take_section(text, hit.pos, i, final, out);
                  });
     return out.take();
+  }
+
+  std::string call_trigger() const override { return std::string(kCallsBegin); }
+  // Both spellings, V3/R1 (type, name and a fenced object) and V3.1 (name, object); the model
+  // writes the one its template taught.
+  std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override {
+    namespace cg = call_grammar;
+    const auto tools = cg::tools(req, sink);
+    std::string body;
+    for (const auto& t : tools) {
+      if (t.name.empty() || t.name.find_first_of(" <>\n") != std::string::npos) continue;
+      if (!body.empty()) body += " | ";
+      body +=
+          fmt::format("\"function\" {} {} \"\\n\" {} \"\\n\" {} \"\\n\" {} | {} {} {}",
+                      cg::literal(kSep), cg::literal(t.name), cg::literal(kFence), t.arguments,
+                      cg::literal(kFenceEnd), cg::literal(t.name), cg::literal(kSep), t.arguments);
+    }
+    if (body.empty()) return "";
+    const std::string call = sink.rule(
+        "call", fmt::format("{} ({}) {}", cg::literal(kCallBegin), body, cg::literal(kCallEnd)));
+    return cg::literal(kCallsBegin) + " " + cg::one_or_more(call, "\"\\n\"?", req.parallel) + " " +
+           cg::literal(kCallsEnd);
   }
 
  private:

@@ -7,6 +7,8 @@
 //   </｜DSML｜function_calls>
 // The arguments' JSON is built as the parameters arrive: a string="true" value is a JSON
 // string of the raw text, any other value is JSON text as written.
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "toolcall/json_scan.h"
@@ -58,6 +60,10 @@ class DsmlFormat : public OutputFormat {
                  [&](const MarkerHit& hit) { return take_section(text, hit, final, out); });
     return out.take();
   }
+
+  // Both sections open with this; no prose writes it.
+  std::string call_trigger() const override { return "<｜DSML｜"; }
+  std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override;
 
  private:
   // The section that opens at `hit`: its invokes up to its close; returns where content goes
@@ -142,6 +148,59 @@ class DsmlFormat : public OutputFormat {
     }
   }
 };
+
+// A parameter as the template writes it: a string (type "string") as its raw text with
+// string="true" (its enum's choices where it has one), any other value as JSON text held to its
+// schema with string="false".
+std::string dsml_parameter(const call_grammar::Property& p, const std::string& tool,
+                           GrammarSink& sink, std::string& raw_text) {
+  namespace cg = call_grammar;
+  const auto& s = p.schema;
+  const bool text = s.is_object() && s.contains("type") && s["type"] == "string";
+  std::string value;
+  if (text) {
+    for (const auto& v : cg::string_choices(s))
+      if (v.find(kParamEnd) == std::string::npos)
+        value += (value.empty() ? "" : " | ") + cg::literal(v);
+    if (value.empty()) {
+      if (raw_text.empty()) raw_text = cg::text_before(kParamEnd, sink);
+      value = raw_text;
+    }
+  } else {
+    value = sink.json_value(s, tool + "-" + p.key);
+  }
+  return sink.rule(tool + "-" + p.key,
+                   fmt::format("{} {} ({}) {}",
+                               cg::literal(std::string(kParam) + p.key + "\" string=\"" +
+                                           (text ? "true" : "false") + "\">"),
+                               "", value, cg::literal(kParamEnd)));
+}
+
+std::string DsmlFormat::call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const {
+  namespace cg = toolcall::call_grammar;
+  std::string calls, raw_text;
+  for (const auto& [name, params] : cg::tool_schemas(req)) {
+    if (name.empty() || name.find_first_of("\"<>\n") != std::string::npos) continue;
+    std::string body = cg::literal(std::string(kInvoke) + name + "\">");
+    for (const auto& p : cg::properties(params)) {
+      if (p.key.empty() || p.key.find_first_of("\"<>\n") != std::string::npos) continue;
+      const std::string one = "\"\\n\" " + dsml_parameter(p, name, sink, raw_text);
+      body += p.required ? " " + one : " (" + one + ")?";
+    }
+    body += " \"\\n\" " + cg::literal(kInvokeEnd);
+    calls += (calls.empty() ? "" : " | ") + sink.rule(name + "-call", body);
+  }
+  if (calls.empty()) return "";
+  const std::string call = sink.rule("call", calls);
+  const std::string many = cg::one_or_more(call, "\"\\n\"", req.parallel);
+  // V3.2 says function_calls, V4 tool_calls: the model writes the one its template taught.
+  std::string out;
+  for (size_t i = 0; i < kOpens.size(); ++i) {
+    out += fmt::format("{}{} \"\\n\" {} \"\\n\" {}", out.empty() ? "" : " | ",
+                       cg::literal(kOpens[i]), many, cg::literal(kCloses[i]));
+  }
+  return "(" + out + ")";
+}
 
 }  // namespace
 

@@ -1,5 +1,7 @@
 #include "toolcall/format_command_r.h"
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "toolcall/json_scan.h"
@@ -100,6 +102,32 @@ ParsedOutput CommandRFormat::parse(std::string_view text, bool final) const {
                                if (!fenced) c.exact(kStartAction);
                                return action(c, fenced, fin, out);
                              });
+}
+
+// Both spellings: R7B and later between <|START_ACTION|> and <|END_ACTION|> with an id in each
+// item; Command R+ after "Action:" in a ```json fence. The model writes the one it was taught.
+std::string CommandRFormat::call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const {
+  namespace cg = call_grammar;
+  const auto tools = cg::tools(req, sink);
+  if (tools.empty()) return "";
+  // Its template indents the list's items by four spaces after a newline.
+  const std::string w = sink.rule("list-ws", R"([ \t\n]{0,8})");
+  std::string items;
+  for (const auto& t : tools) {
+    items += fmt::format(
+        "{}\"{{\" {} (\"\\\"tool_call_id\\\"\" {} \":\" {} \"\\\"\" [0-9]{{1,3}} \"\\\"\" {} \",\" "
+        "{})? "
+        "\"\\\"tool_name\\\"\" {} \":\" {} {} {} \",\" {} \"\\\"parameters\\\"\" {} \":\" {} {} {} "
+        "\"}}\"",
+        items.empty() ? "" : " | ", w, w, w, w, w, w, w,
+        cg::literal(nlohmann::ordered_json(t.name).dump()), w, w, w, w, t.arguments, w);
+  }
+  const std::string item = sink.rule("call", items);
+  const std::string list = sink.rule(
+      "calls",
+      fmt::format("\"[\" {} {} {} \"]\"", w, cg::one_or_more(item, "\",\" " + w, req.parallel), w));
+  return fmt::format("({} {} {} | \"Action:\" {} \"```json\" {} {} {} \"```\")",
+                     cg::literal(kStartAction), list, cg::literal(kEndAction), w, w, list, w);
 }
 
 std::vector<std::string> CommandRFormat::markers() const {

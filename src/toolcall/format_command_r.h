@@ -14,6 +14,8 @@ class CommandRFormat : public OutputFormat {
   std::string_view name() const override { return "command-r"; }
   ParsedOutput parse(std::string_view text, bool final) const override;
   std::vector<std::string> markers() const override;
+  std::string call_trigger() const override { return "<|START_ACTION|>"; }
+  std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override;
 };
 
 }  // namespace baton::toolcall

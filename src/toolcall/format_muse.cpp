@@ -46,6 +46,28 @@ std::string recipient(std::string_view header) {
 
 }  // namespace
 
+std::string MuseFormat::call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const {
+  namespace cg = call_grammar;
+  std::string messages;
+  for (const auto& tool : req.tools) {
+    CallGrammarRequest one;
+    one.tools = nlohmann::ordered_json::array({tool});
+    one.parallel = false;
+    const std::string section = calls_.call_grammar(one, sink);
+    if (section.empty()) continue;
+    const auto& fn = tool.contains("function") ? tool["function"] : tool;
+    const std::string header = " to=" + fn["name"].get<std::string>() + std::string(kMessage);
+    messages += (messages.empty() ? "" : " | ") + cg::literal(header) + " " + section;
+  }
+  if (messages.empty()) return "";
+  const std::string call = sink.rule("call-message", messages);
+  // Reasoning text holds no special token ("<|").
+  const std::string think = sink.rule("self-text", R"(([^<] | "<" [^|])*)");
+  const std::string next = cg::literal("<|eom|>" + std::string(kStart));
+  return "(" + cg::literal(" to=self" + std::string(kMessage)) + " " + think + " " + next + ")? " +
+         cg::one_or_more(call, next, req.parallel);
+}
+
 MuseFormat::MuseFormat(const FormatContext& ctx) : calls_(atem(), ctx) {}
 
 // A tool message's body: false when it is complete but holds no call. Its content (text around

@@ -17,6 +17,9 @@ class MuseFormat : public OutputFormat {
   bool answers_in_channels() const override { return true; }
   ParsedOutput parse(std::string_view text, bool final) const override;
   std::vector<std::string> markers() const override;
+  // Each call a message to its tool after the prompt's "<|start|>assistant", an optional
+  // reasoning message first; no trigger, since a call's header opens like any message's.
+  std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override;
 
  private:
   bool add_calls(std::string_view body, bool complete, bool final, ParsedOutput& out) const;

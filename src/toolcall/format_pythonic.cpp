@@ -110,4 +110,34 @@ std::vector<std::string> PythonicFormat::markers() const {
   return {std::string(kOpen), std::string(kClose)};
 }
 
+// <|tool_call_start|>[NAME(key=VALUE, …), …]<|tool_call_end|>: each value JSON held to its
+// schema (the dialect reads JSON strings, numbers, words and dicts), or a plain string
+// parameter in single quotes as the template prints it.
+std::string PythonicFormat::call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const {
+  namespace cg = call_grammar;
+  auto is_word = [](std::string_view s) { return !s.empty() && loose::word_end(s, 0) == s.size(); };
+  std::string calls;
+  for (const auto& [name, params] : cg::tool_schemas(req)) {
+    if (!is_word(name)) continue;
+    std::vector<std::pair<std::string, bool>> args;
+    for (const auto& p : cg::properties(params)) {
+      if (!is_word(p.key)) continue;
+      std::string v = sink.json_value(p.schema, name + "-" + p.key);
+      const bool plain = p.schema.is_object() && p.schema.value("type", "") == "string" &&
+                         !p.schema.contains("enum") && !p.schema.contains("const") &&
+                         !p.schema.contains("pattern") && !p.schema.contains("format") &&
+                         !p.schema.contains("minLength") && !p.schema.contains("maxLength");
+      if (plain) v = "(" + v + R"( | "'" [^'\\]* "'")" + ")";
+      args.emplace_back(cg::literal(p.key + "=") + " " + v, p.required);
+    }
+    const std::string list = cg::members(args, "\",\" \" \"?", sink);
+    calls += (calls.empty() ? "" : " | ") +
+             sink.rule(name + "-call", cg::literal(name + "(") + " " + list + " \")\"");
+  }
+  if (calls.empty()) return "";
+  const std::string call = sink.rule("call", calls);
+  return cg::literal(kOpen) + " \"[\" " + cg::one_or_more(call, "\",\" \" \"?", req.parallel) +
+         " \"]\" " + cg::literal(kClose);
+}
+
 }  // namespace baton::toolcall

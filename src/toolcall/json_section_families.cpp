@@ -2,6 +2,12 @@
 #include "toolcall/json_section_format.h"
 #include "toolcall/registry_a.h"
 
+// GCC 12 reports a -Wrestrict overlap inside std::string's inlined copy when these specs assign
+// strings (GCC bug 105329, a false positive fixed in GCC 13); nothing here aliases.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
+
 namespace baton::toolcall {
 
 // MiniMax-M1: <tool_calls>\n{"name": "f", "arguments": {...}}\n...\n</tool_calls>. Its
@@ -13,6 +19,7 @@ JsonSectionSpec minimax_m1_spec() {
   s.close = "</tool_calls>";
   s.body = CallBody::lines;
   s.markers = {s.open, s.close};
+  s.grammar_break = "\n";
   return s;
 }
 
@@ -40,6 +47,8 @@ JsonSectionSpec gigachat3_spec() {
   s.body = CallBody::single;
   s.separators = {"<|message_sep|>"};
   s.markers = {"<|message_sep|>", "<|role_sep|>"};
+  s.grammar_lead = "<|message_sep|>\n\n";
+  s.grammar_break = "\n";
   return s;
 }
 

@@ -1,5 +1,7 @@
 #include "toolcall/json_section_format.h"
 
+#include <fmt/format.h>
+
 #include "toolcall/json_call_list.h"
 #include "toolcall/output_builder.h"
 
@@ -241,6 +243,43 @@ class SectionReader {
 };
 
 }  // namespace
+
+std::string JsonSectionFormat::call_grammar(const CallGrammarRequest& req,
+                                            GrammarSink& sink) const {
+  namespace cg = toolcall::call_grammar;
+  const auto tools = cg::tools(req, sink);
+  if (tools.empty()) return "";
+  const std::string w = cg::ws(sink);
+  const std::string brk = spec_.grammar_break.empty() ? "" : cg::literal(spec_.grammar_break);
+  std::string call;
+  if (spec_.body == CallBody::named_array) {
+    std::string body;
+    for (const auto& t : tools) {
+      if (!body.empty()) body += " | ";
+      body += fmt::format("\"{{\" {} {} {} \":\" {} {} {} \"}}\"", w,
+                          cg::literal(nlohmann::ordered_json(t.name).dump()), w, w, t.arguments, w);
+    }
+    call = sink.rule("call", body);
+  } else {
+    call = cg::json_call(tools, sink, "name", "arguments");
+  }
+  const std::string open = cg::literal(spec_.grammar_lead + spec_.open);
+  const std::string close = spec_.close.empty() ? "" : cg::literal(spec_.close);
+  switch (spec_.body) {
+    case CallBody::lines:
+      return fmt::format("{} {} {} {} {}", open, brk,
+                         cg::one_or_more(call, brk.empty() ? w : brk, req.parallel), brk, close);
+    case CallBody::array:
+    case CallBody::named_array:
+      return fmt::format("{} \"[\" {} \"]\" {}", open,
+                         cg::one_or_more(call, "\",\" " + w, req.parallel), close);
+    case CallBody::single:
+      break;
+  }
+  // Each call in its own section.
+  const std::string one = sink.rule("section", fmt::format("{} {} {} {}", open, brk, call, close));
+  return cg::one_or_more(one, "", req.parallel);
+}
 
 ParsedOutput JsonSectionFormat::parse(std::string_view text, bool final) const {
   return SectionReader(spec_, text, final).read();

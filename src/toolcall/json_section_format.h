@@ -33,6 +33,10 @@ struct JsonSectionSpec {
   // A leading reasoning block ("" when the family has none).
   std::string think_open, think_close;
   std::vector<std::string> markers;
+  // What a forced call writes before `open` (GigaChat 3's turn separator), and between the
+  // section's pieces where its template puts line breaks.
+  std::string grammar_lead;
+  std::string grammar_break;
 };
 
 class JsonSectionFormat : public OutputFormat {
@@ -41,6 +45,9 @@ class JsonSectionFormat : public OutputFormat {
   std::string_view name() const override { return spec_.name; }
   ParsedOutput parse(std::string_view text, bool final) const override;
   std::vector<std::string> markers() const override { return spec_.markers; }
+  // The section's open; none when a call starts with a turn separator that also ends turns.
+  std::string call_trigger() const override { return spec_.grammar_lead.empty() ? spec_.open : ""; }
+  std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override;
 
  private:
   JsonSectionSpec spec_;

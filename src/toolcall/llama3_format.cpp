@@ -105,6 +105,17 @@ class FirefunctionFormat : public OutputFormat {
     }
     return out.take();
   }
+
+  std::string call_trigger() const override { return std::string(kFunctools); }
+  std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override {
+    namespace cg = call_grammar;
+    const auto tools = cg::tools(req, sink);
+    if (tools.empty()) return "";
+    const std::string w = cg::ws(sink);
+    const std::string call = cg::json_call(tools, sink, "name", "arguments");
+    return "\" \"? " + cg::literal(kFunctools) + " " + w + " " +
+           cg::one_or_more(call, "\",\" " + w, req.parallel) + " " + w + " \"]\"";
+  }
 };
 
 }  // namespace

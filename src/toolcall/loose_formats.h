@@ -13,6 +13,9 @@ class Gemma4Format : public OutputFormat {
   std::string_view name() const override { return "gemma4"; }
   ParsedOutput parse(std::string_view text, bool final) const override;
   std::vector<std::string> markers() const override;
+  std::string call_trigger() const override { return "<|tool_call>"; }
+  // format_gemma4_grammar.cpp
+  std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override;
 };
 
 class PythonicFormat : public OutputFormat {
@@ -20,6 +23,8 @@ class PythonicFormat : public OutputFormat {
   std::string_view name() const override { return "lfm2"; }
   ParsedOutput parse(std::string_view text, bool final) const override;
   std::vector<std::string> markers() const override;
+  std::string call_trigger() const override { return "<|tool_call_start|>"; }
+  std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override;
 };
 
 }  // namespace baton::toolcall

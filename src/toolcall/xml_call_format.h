@@ -39,6 +39,9 @@ class XmlCallFormat : public OutputFormat {
   std::string_view name() const override { return spec_.name; }
   ParsedOutput parse(std::string_view text, bool final) const override;
   std::vector<std::string> markers() const override { return spec_.markers; }
+  std::string call_trigger() const override;
+  // Defined in xml_call_grammar.cpp: each parameter's text as the parser reads it back.
+  std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override;
 
  private:
   XmlCallSpec spec_;
