@@ -36,8 +36,8 @@ std::shared_ptr<const grammar::Grammar> forced_call_grammar(const ServeContext& 
   if (gbnf.empty()) {
     // The call is still asked for by the prompt and parsed as before, only not enforced.
     log::info(
-        "tool_choice {} in the '{}' tool-call format is not enforced by a grammar (no call "
-        "grammar for that format yet)",
+        "tool_choice {} in the '{}' tool-call format is not enforced by a grammar (no tool's "
+        "name can be written in that format's call markup)",
         chat.tool_choice == ToolChoice::Named ? "named" : "required", prompt.format->name());
     return nullptr;
   }
