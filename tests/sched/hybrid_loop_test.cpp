@@ -1,7 +1,9 @@
 // The engine loop over hybrid recurrent models: a request's recurrent state covers its whole
-// prefix and cannot be cut back to a block, so no request may restore a cached prefix it has no
-// state for. Until states are checkpointed with the blocks, the loop turns prefix reuse (RAM
-// and disk) off for such a model; answers stay exact through resends and parking.
+// prefix and cannot be cut back to a block, so a request may reuse a cached prefix only up to a
+// block after which a checkpoint of the state was taken, and starts its state from there. The
+// recurrent fake engine fails any step that continues a request from a position its state does
+// not hold, and any answer from a state that differs from the request's KV: a wrong reuse gets
+// an error, never a plausible answer.
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -46,13 +48,24 @@ std::vector<int32_t> next_turn(std::vector<int32_t> prompt, const std::vector<in
   return prompt;
 }
 
-// The recurrent fake fails any step that continues a request from a position its state does not
-// hold: a restored prefix would fail the second turn. With the guard, it computes the whole
-// conversation again and gets the reference tokens.
-TEST(HybridLoop, ResentConversationComputesItsWholePromptAndGetsTheSameTokens) {
+// Tokens the engine computed for a request (prefill positions and decode rows).
+int64_t computed(const FakeEngine& eng, uint64_t id) {
+  int64_t n = 0;
+  const auto seen = testing::appearances(eng.steps());
+  if (auto it = seen.find(id); it != seen.end()) {
+    for (const auto& a : it->second) n += a.n_tokens;
+  }
+  return n;
+}
+
+// A second turn reuses the first turn's blocks up to the deepest checkpoint: with one every
+// block, it computes only what follows the last full block of the first conversation's KV, and
+// gets the reference tokens (a wrong state would fail the fake's checks or change them).
+TEST(HybridLoop, ResentConversationComputesOnlyWhatFollowsItsLastCheckpoint) {
   FakeEngine eng(recurrent_fake());
   LoopCore core(eng, config());
-  EXPECT_FALSE(core.config().prefix_cache);
+  EXPECT_TRUE(core.config().prefix_cache);
+  EXPECT_EQ(core.checkpoint_every(), 1) << "a small state is checkpointed at every block";
   Driver d(core);
   const auto first = make_prompt(100, 1);
   const uint64_t a = d.submit(greedy(first, 20));
@@ -65,38 +78,136 @@ TEST(HybridLoop, ResentConversationComputesItsWholePromptAndGetsTheSameTokens) {
   const uint64_t c = d.submit(greedy(second, 20));
   const uint64_t again = d.submit(greedy(first, 20));
   ASSERT_TRUE(d.run_until_done());
+  // The first turn's KV: its prompt and 19 decode rows (the last token's never ran): 119
+  // positions, 7 full blocks with a checkpoint after each.
   for (uint64_t id : {b, c}) {
     EXPECT_EQ(d.out[id].final.reason, FinishReason::Length) << d.out[id].final.error;
     EXPECT_EQ(d.out[id].tokens, eng.reference(second, 20, true)) << "request " << id;
-    EXPECT_EQ(d.out[id].final.stats.cached_tokens, 0);
+    EXPECT_EQ(d.out[id].final.stats.cached_tokens, 112) << "request " << id;
+    EXPECT_EQ(computed(eng, id), static_cast<int64_t>(second.size()) - 112 + 19);
   }
   EXPECT_EQ(d.out[again].tokens, d.out[a].tokens);
-  // Every prompt token was computed: the prefill counts are the prompts.
+  EXPECT_EQ(d.out[again].final.stats.cached_tokens, 96) << "its prompt's last token is computed";
   const Metrics m = core.metrics();
-  EXPECT_EQ(m.prefill_tokens_total, 2 * first.size() + 2 * second.size());
-  EXPECT_EQ(m.prefix_cache_queries_total, 0u);
+  EXPECT_EQ(m.prefill_tokens_total, first.size() + 2 * (second.size() - 112) + (100 - 96));
   EXPECT_EQ(m.requests_total.at("failed"), 0u);
+  EXPECT_EQ(eng.restores(), 3);
   EXPECT_EQ(eng.live_states(), 0u) << "every finished request's state is released";
   EXPECT_EQ(testing::check_invariants(eng.steps(), d.prompt_len), "");
 }
 
-// The same conversation on a model without recurrent state reuses the first turn's blocks: the
-// guard is what makes the hybrid compute them again.
-TEST(HybridLoop, APlainModelReusesThePrefixTheHybridRecomputes) {
+// --state-checkpoint-blocks 4: checkpoints after blocks 4 and 8, and after each prompt's last
+// full block; a resend computes at most 4 blocks more than a plain model would.
+TEST(HybridLoop, CheckpointsEveryNBlocksAndAtTheEndOfEachPrompt) {
+  FakeEngine eng(recurrent_fake());
+  SchedConfig cfg = config();
+  cfg.state_checkpoint_blocks = 4;
+  LoopCore core(eng, cfg);
+  Driver d(core);
+  const auto first = make_prompt(100, 1);
+  const uint64_t a = d.submit(greedy(first, 20));
+  ASSERT_TRUE(d.run_until_done());
+  // Blocks 4 (position 64) and 6 (96, the prompt's last full block); 7 (112) is not taken.
+  EXPECT_EQ(eng.checkpoints_taken(), 2);
+  EXPECT_EQ(core.state_store()->n_held(), 2);
+  const auto second = next_turn(first, d.out[a].tokens, 2);
+  const uint64_t b = d.submit(greedy(second, 20));
+  ASSERT_TRUE(d.run_until_done());
+  EXPECT_EQ(d.out[b].tokens, eng.reference(second, 20, true)) << d.out[b].final.error;
+  EXPECT_EQ(d.out[b].final.stats.cached_tokens, 96);
+  EXPECT_LE(static_cast<int64_t>(second.size()) - 96,
+            (static_cast<int64_t>(second.size()) - 112) + 4 * 16);
+  EXPECT_EQ(eng.live_states(), 0u);
+}
+
+// A state budget of a few checkpoints: conversations branching from each other's turns evict
+// each other's checkpoints all the time. Every answer is the reference (the fake fails any
+// step from a wrong state), some prefixes are reused, and some lookups fall back to a shallower
+// checkpoint or to position 0.
+TEST(HybridLoop, EvictedCheckpointsFallBackToAShallowerOneOrToTheStart) {
+  engine::FakeEngineConfig e = recurrent_fake();
+  e.state_bytes = (1 << 20) / 3;  // three checkpoints in 1 MB
+  FakeEngine eng(e);
+  SchedConfig cfg = config();
+  cfg.state_ram_mb = 1;
+  LoopCore core(eng, cfg);
+  ASSERT_EQ(core.state_store()->n_slots(), 3);
+  Driver d(core);
+  std::vector<std::vector<int32_t>> convs = {make_prompt(40, 1), make_prompt(70, 2)};
+  int32_t reused = 0, partial = 0;
+  for (int32_t round = 0; round < 12; ++round) {
+    const auto& base = convs[static_cast<size_t>(round * 7 % static_cast<int32_t>(convs.size()))];
+    std::vector<uint64_t> ids;
+    std::vector<std::vector<int32_t>> prompts;
+    for (int32_t k = 0; k < 2; ++k) {
+      auto p = base;
+      const auto more = make_prompt(5 + 9 * k + round, 100 + round * 2 + k);
+      p.insert(p.end(), more.begin(), more.end());
+      prompts.push_back(p);
+      ids.push_back(d.submit(greedy(p, 6)));
+    }
+    ASSERT_TRUE(d.run_until_done());
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const auto& o = d.out[ids[k]];
+      ASSERT_EQ(o.final.reason, FinishReason::Length) << o.final.error;
+      ASSERT_EQ(o.tokens, eng.reference(prompts[k], 6, true)) << "round " << round;
+      const int32_t cached = o.final.stats.cached_tokens;
+      EXPECT_EQ(cached % 16, 0) << "a hybrid reuses whole blocks only";
+      reused += cached > 0 ? 1 : 0;
+      partial += cached > 0 && cached + 16 <= static_cast<int32_t>(base.size()) ? 1 : 0;
+      auto next = prompts[k];
+      next.insert(next.end(), o.tokens.begin(), o.tokens.end());
+      if (convs.size() < 6) convs.push_back(next);
+    }
+  }
+  EXPECT_GT(reused, 0);
+  EXPECT_GT(partial, 0) << "some matches were cut back to a shallower checkpoint";
+  EXPECT_GT(core.state_store()->stats().evictions, 0u);
+  EXPECT_EQ(core.metrics().requests_total.at("failed"), 0u);
+  EXPECT_EQ(eng.live_states(), 0u);
+  EXPECT_EQ(testing::check_invariants(eng.steps(), d.prompt_len), "");
+}
+
+// --state-ram-mb 0 (or --no-prefix-cache): no checkpoints, so no reuse; every request computes
+// its whole prompt and still gets the reference tokens.
+TEST(HybridLoop, NoStateBudgetMeansNoPrefixReuse) {
+  FakeEngine eng(recurrent_fake());
+  SchedConfig cfg = config();
+  cfg.state_ram_mb = 0;
+  LoopCore core(eng, cfg);
+  EXPECT_FALSE(core.config().prefix_cache);
+  EXPECT_EQ(core.state_store(), nullptr);
+  Driver d(core);
+  const auto first = make_prompt(100, 1);
+  const uint64_t a = d.submit(greedy(first, 20));
+  ASSERT_TRUE(d.run_until_done());
+  const auto second = next_turn(first, d.out[a].tokens, 2);
+  const uint64_t b = d.submit(greedy(second, 20));
+  ASSERT_TRUE(d.run_until_done());
+  EXPECT_EQ(d.out[b].tokens, eng.reference(second, 20, true)) << d.out[b].final.error;
+  EXPECT_EQ(d.out[b].final.stats.cached_tokens, 0);
+  EXPECT_EQ(core.metrics().prefill_tokens_total, first.size() + second.size());
+  EXPECT_EQ(eng.checkpoints_taken(), 0);
+}
+
+// The same conversation on a model without recurrent state reuses the first turn's blocks and
+// its partial tail, past the last checkpoint a hybrid could use.
+TEST(HybridLoop, APlainModelReusesThePrefixAndItsTail) {
   FakeEngine eng(testing::small_blocks());
   LoopCore core(eng, config());
   EXPECT_TRUE(core.config().prefix_cache);
+  EXPECT_EQ(core.state_store(), nullptr);
   Driver d(core);
   const auto first = make_prompt(100, 1);
   const uint64_t a = d.submit(greedy(first, 20));
   ASSERT_TRUE(d.run_until_done());
   const uint64_t b = d.submit(greedy(next_turn(first, d.out[a].tokens, 2), 20));
   ASSERT_TRUE(d.run_until_done());
-  EXPECT_GE(d.out[b].final.stats.cached_tokens, 112);
+  EXPECT_EQ(d.out[b].final.stats.cached_tokens, 119);
 }
 
-// --kv-disk-dir with a hybrid model: the tier stays off (it would restore prefixes), the server
-// starts.
+// --kv-disk-dir with a hybrid model: the tier stays off (a prefix restored from disk would have
+// no state; checkpoints are not written to disk yet), the server starts and reuses from RAM.
 TEST(HybridLoop, DiskTierStaysOff) {
   FakeEngine eng(recurrent_fake());
   SchedConfig c = config();
@@ -104,7 +215,7 @@ TEST(HybridLoop, DiskTierStaysOff) {
   c.kv_disk_space_mb = 16;
   LoopCore core(eng, c);
   EXPECT_EQ(core.disk_tier(), nullptr);
-  EXPECT_FALSE(core.config().prefix_cache);
+  EXPECT_TRUE(core.config().prefix_cache);
   EXPECT_TRUE(core.config().kv_disk_dir.empty());
   Driver d(core);
   const auto p = make_prompt(50, 3);
@@ -113,9 +224,10 @@ TEST(HybridLoop, DiskTierStaysOff) {
   EXPECT_EQ(d.out[a].tokens, eng.reference(p, 5, true));
 }
 
-// KV pressure parks requests mid-decode with their blocks released: they start again at 0 and
-// their state with them. A prefill parked for a short request with its blocks kept continues
-// its state where it stopped.
+// KV pressure parks requests mid-decode with their blocks released: they resume from the
+// deepest checkpoint of their own sequence still cached (or 0). A prefill parked for a short
+// request with its blocks kept continues its state where it stopped; with its blocks released,
+// from its last checkpoint instead of position 0.
 TEST(HybridLoop, ParkedRequestsResumeExactly) {
   {
     FakeEngine eng(recurrent_fake());
@@ -156,6 +268,10 @@ TEST(HybridLoop, ParkedRequestsResumeExactly) {
     EXPECT_EQ(d.out[big].final.stats.parks, 1);
     EXPECT_EQ(d.out[big].tokens, eng.reference(long_prompt, 10, true)) << d.out[big].final.error;
     EXPECT_EQ(d.out[small].tokens, eng.reference(make_prompt(10, 2), 5, true));
+    // Two 64-token chunks before the park, resumed at position 128 either way: the prompt is
+    // computed once.
+    EXPECT_EQ(computed(eng, big), 1000 + 9);
+    EXPECT_EQ(eng.restores(), park_ram_mb ? 0 : 1);
     EXPECT_EQ(eng.live_states(), 0u);
   }
 }
