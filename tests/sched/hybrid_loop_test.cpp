@@ -6,6 +6,7 @@
 // an error, never a plausible answer.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <thread>
 
 #include "engine/fake_engine.h"
@@ -327,8 +328,106 @@ TEST(HybridLoop, RealHybridModelAnswersAsWhenAlone) {
   for (const auto& o : got) EXPECT_EQ(o.final.reason, FinishReason::Length) << o.final.error;
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(got[i].tokens, solo[i]) << "prompt " << i;
   EXPECT_EQ(got[3].tokens, second_alone[0].tokens);
-  EXPECT_EQ(got[3].final.stats.cached_tokens, 0);
+  EXPECT_GT(got[3].final.stats.cached_tokens, 0) << "the second turn starts from a checkpoint";
   EXPECT_EQ(got[4].tokens, solo[1]);
+}
+
+// What a request streamed: tokens, each one's logprob and its top alternatives' logprobs.
+struct Scored {
+  std::vector<int32_t> tokens;
+  std::vector<float> logprobs;  // the sampled token's, then its alternatives', per token
+  Event final;
+  bool finished = false;
+};
+
+Scored drain_scored(RequestHandle& h) {
+  Scored o;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  Event e;
+  while (!o.finished && std::chrono::steady_clock::now() < until) {
+    if (!h.next(e, std::chrono::milliseconds(50))) continue;
+    if (e.kind == Event::Kind::Finished) {
+      o.finished = true;
+      o.final = e;
+      continue;
+    }
+    o.tokens.push_back(e.token.token);
+    o.logprobs.push_back(e.token.logprob);
+    for (const auto& [id, lp] : e.token.top) {
+      o.tokens.push_back(id);
+      o.logprobs.push_back(lp);
+    }
+  }
+  return o;
+}
+
+// The real engine: a conversation's second turn, sent to the loop that ran its first turn,
+// starts its state from the checkpoint at the first turn's last full block (taken at the end of
+// a decode step) and computes only the rest; a branch off the first prompt starts from the one
+// at the prompt's last full block, taken inside a prefill chunk. Their tokens and logprobs are
+// bit for bit those of cold runs (a fresh loop, nothing cached, the state from position 0).
+TEST(HybridLoop, RealHybridModelResumesAConversationFromACheckpointBitForBit) {
+  BATON_REQUIRE_SHARED(model, "models/arch/synth-qwen35moe-Q8_0.gguf");
+  engine::EngineOptions opts;
+  opts.threads = 2;
+  auto eng = engine::load_llama_engine(model.string(), opts);
+  const int32_t n_vocab = eng->info().n_vocab;
+  auto ask = [](std::vector<int32_t> p) {
+    GenerateRequest r = greedy(std::move(p), 12);
+    r.sampling.logprobs = true;
+    r.sampling.top_logprobs = 4;
+    return r;
+  };
+  auto first = make_prompt(70, 4, n_vocab);
+  first[0] = 1;
+  SchedConfig c = config();
+  c.prefill_chunk = 24;  // chunks 0..24, 24..48, 48..70: the checkpoint at 64 is inside one
+  std::vector<std::vector<int32_t>> turns;
+  std::vector<Scored> warm;
+  {
+    EngineLoop loop(*eng, c);
+    loop.start();
+    auto h = loop.submit(ask(first));
+    Scored one = drain_scored(*h);
+    ASSERT_TRUE(one.finished);
+    ASSERT_EQ(one.final.reason, FinishReason::Length) << one.final.error;
+    std::vector<int32_t> answer;
+    for (size_t i = 0; i < one.tokens.size(); i += 5) answer.push_back(one.tokens[i]);
+    turns.push_back(next_turn(first, answer, 9));
+    std::vector<int32_t> branch(first.begin(), first.begin() + 66);
+    const auto other = make_prompt(20, 11);
+    branch.insert(branch.end(), other.begin(), other.end());
+    turns.push_back(branch);
+    for (auto& t : turns) {
+      for (int32_t& id : t) id %= n_vocab;
+      auto h2 = loop.submit(ask(t));
+      warm.push_back(drain_scored(*h2));
+    }
+    loop.shutdown();
+  }
+  // The first turn's KV: 70 + 11 = 81 positions, 5 full blocks; the branch shares 4 of them.
+  const int32_t expect_cached[] = {80, 64};
+  for (size_t i = 0; i < turns.size(); ++i) {
+    SCOPED_TRACE(i == 0 ? "second turn" : "branch");
+    SchedConfig whole = config();
+    whole.prefill_chunk = 2048;
+    EngineLoop loop(*eng, whole);
+    loop.start();
+    auto h = loop.submit(ask(turns[i]));
+    Scored cold = drain_scored(*h);
+    loop.shutdown();
+    ASSERT_TRUE(warm[i].finished && cold.finished);
+    ASSERT_EQ(warm[i].final.reason, FinishReason::Length) << warm[i].final.error;
+    ASSERT_EQ(cold.final.reason, FinishReason::Length) << cold.final.error;
+    EXPECT_EQ(warm[i].final.stats.cached_tokens, expect_cached[i]);
+    EXPECT_EQ(cold.final.stats.cached_tokens, 0);
+    EXPECT_EQ(warm[i].tokens, cold.tokens);
+    ASSERT_EQ(warm[i].logprobs.size(), cold.logprobs.size());
+    EXPECT_EQ(std::memcmp(warm[i].logprobs.data(), cold.logprobs.data(),
+                          warm[i].logprobs.size() * sizeof(float)),
+              0)
+        << "a restored state gives other logprobs than one computed from position 0";
+  }
 }
 
 }  // namespace
