@@ -228,6 +228,16 @@ void LoopCore::publish(Clock::time_point now) {
   metrics_.prefix_cache_hits_total = ps.hits;
   metrics_.prefix_cache_reused_tokens_total = ps.reused_tokens;
   metrics_.kv_evictions_total = ps.evictions;
+  if (states_) {
+    const auto& ss = states_->stats();
+    metrics_.state_checkpoint_slots = states_->n_slots();
+    metrics_.state_checkpoints = states_->n_held();
+    metrics_.state_checkpoint_bytes =
+        static_cast<int64_t>(states_->n_held() * info_.state_bytes_per_seq);
+    metrics_.state_checkpoints_taken_total = ss.taken;
+    metrics_.state_restores_total = ss.restored;
+    metrics_.state_checkpoint_evictions_total = ss.evictions;
+  }
   metrics_.loading_requests = std::count_if(running_.begin(), running_.end(), [](const ReqPtr& r) {
     return r->state == RequestState::Loading;
   });

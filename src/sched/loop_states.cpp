@@ -113,7 +113,12 @@ void LoopCore::plan_checkpoints(const Request& r, engine::SeqChunk& c) {
       hash = pool_.chain_hash(
           hash, std::span<const int32_t>(r.tokens.data() + hashed * bs, static_cast<size_t>(bs)));
     }
-    if (states_->contains(hash)) continue;  // another request already took it
+    // Another request took it already, or takes it in this step (the same prefix twice).
+    if (states_->contains(hash) ||
+        std::any_of(pending_checkpoints_.begin(), pending_checkpoints_.end(),
+                    [&](const PendingCheckpoint& p) { return p.hash == hash; })) {
+      continue;
+    }
     const auto slot = states_->reserve();
     if (!slot) return;  // every slot is being written by this step
     c.checkpoints.push_back({k * bs, *slot});

@@ -93,6 +93,10 @@ TEST(HybridLoop, ResentConversationComputesOnlyWhatFollowsItsLastCheckpoint) {
   EXPECT_EQ(m.prefill_tokens_total, first.size() + 2 * (second.size() - 112) + (100 - 96));
   EXPECT_EQ(m.requests_total.at("failed"), 0u);
   EXPECT_EQ(eng.restores(), 3);
+  EXPECT_EQ(m.state_restores_total, 3u);
+  EXPECT_EQ(m.state_checkpoints_taken_total, static_cast<uint64_t>(eng.checkpoints_taken()));
+  EXPECT_GT(m.state_checkpoints, 0);
+  EXPECT_EQ(m.state_checkpoint_bytes, m.state_checkpoints * 4096);
   EXPECT_EQ(eng.live_states(), 0u) << "every finished request's state is released";
   EXPECT_EQ(testing::check_invariants(eng.steps(), d.prompt_len), "");
 }
