@@ -227,6 +227,16 @@ void add_sched_flags(CLI::App* cmd, sched::SchedConfig& s, bool& no_prefix_cache
                   "KV a parked prefill may keep pinned; beyond it, blocks go back to the prefix "
                   "cache and are recomputed (or reused) on resume")
       ->capture_default_str();
+  cmd->add_option("--state-ram-mb", s.state_ram_mb,
+                  "hybrid models: memory for recurrent-state checkpoints, which let a request "
+                  "reuse a cached prefix (0 = none: every request computes its whole prompt)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--state-checkpoint-blocks", s.state_checkpoint_blocks,
+                  "hybrid models: checkpoint the state every N full KV blocks (and at the end of "
+                  "each prompt's last full block); 0 = auto from the state's size")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--kv-disk-dir", s.kv_disk_dir,
                   "directory of the KV disk tier: prefixes evicted from RAM or kept across "
                   "restarts are restored from it instead of recomputed (needs --kv-disk-space-mb)");

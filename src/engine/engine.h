@@ -3,6 +3,7 @@
 // engine of the scheduler tests both implement it. Only the engine-loop thread calls it.
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,14 @@ struct EngineInfo {
   uint64_t state_bytes_per_seq = 0;
 };
 
+// A checkpoint a step takes of a sequence's recurrent state: once the step has succeeded, slot
+// `slot` holds the state after the sequence's first `pos` positions (start_pos < pos <=
+// start_pos + tokens.size()), and restore_state can start another sequence from there.
+struct StateCheckpoint {
+  int32_t pos = 0;
+  int32_t slot = 0;
+};
+
 // One sequence's contribution to a step: `tokens` are new tokens at positions
 // start_pos .. start_pos + tokens.size() - 1. KV for positions < start_pos is already in the
 // blocks listed in block_table, which covers every position the step writes too
@@ -36,6 +45,7 @@ struct SeqChunk {
   std::vector<int32_t> tokens;
   std::vector<int32_t> block_table;
   bool want_logits = false;  // logits of the chunk's last token (decode rows, final prefill chunk)
+  std::vector<StateCheckpoint> checkpoints;  // hybrid models only; in increasing pos
 };
 
 struct StepBatch {
@@ -68,6 +78,19 @@ class Engine {
   // The request is done with its sequence (finished, or restarting from position 0): the engine
   // may free the recurrent state it keeps for it. No-op for engines without such state.
   virtual void release_sequence(uint64_t request_id) { (void)request_id; }
+  // Hybrid models: storage for n_slots state checkpoints of state_bytes_per_seq bytes each
+  // (slot ids 0..n_slots-1), which the loop names and evicts (kv::StateStore). Called once,
+  // after allocate_kv; throws std::runtime_error when the memory cannot be had.
+  virtual void allocate_state_slots(int32_t n_slots) { (void)n_slots; }
+  // The request's sequence continues from the checkpoint in `slot`, which must hold the state
+  // after exactly `n_pos` positions (its next step starts at n_pos). Throws std::runtime_error
+  // when it does not (an empty or overwritten slot), so a wrong state is never used.
+  virtual void restore_state(uint64_t request_id, int32_t slot, int32_t n_pos) {
+    (void)request_id;
+    (void)slot;
+    (void)n_pos;
+    throw std::runtime_error("this engine keeps no recurrent state to restore");
+  }
   // The bytes of one block (all layers, K and V), for the disk tier, which reads and writes them
   // from its own thread while the block is pinned and in no step. Stable from allocate_kv on.
   // Empty when the engine cannot expose its KV (the disk tier is then refused).

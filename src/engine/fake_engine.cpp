@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -26,7 +27,7 @@ EngineInfo FakeEngine::info() const {
   i.kv_layout = "fake block=" + std::to_string(cfg_.block_size);
   i.bos_id = 1;
   i.eog_ids = {cfg_.eog_id};
-  if (cfg_.recurrent) i.state_bytes_per_seq = 4096;
+  if (cfg_.recurrent) i.state_bytes_per_seq = cfg_.state_bytes;
   return i;
 }
 
@@ -90,6 +91,41 @@ void FakeEngine::run_state(const SeqChunk& c) {
                            " but its recurrent state holds " + std::to_string(st.size()));
   }
   st.insert(st.end(), c.tokens.begin(), c.tokens.end());
+  for (const auto& cp : c.checkpoints) {
+    if (cp.slot < 0 || cp.slot >= static_cast<int32_t>(slots_.size()) || cp.pos <= c.start_pos ||
+        cp.pos > static_cast<int32_t>(st.size())) {
+      throw std::logic_error("fake engine: request " + std::to_string(c.request_id) +
+                             " asks for a checkpoint at position " + std::to_string(cp.pos) +
+                             " in slot " + std::to_string(cp.slot) + ", outside its step or the " +
+                             std::to_string(slots_.size()) + " slots");
+    }
+    slots_[cp.slot].assign(st.begin(), st.begin() + cp.pos);
+    slot_used_[cp.slot] = true;
+    checkpoints_.fetch_add(1);
+  }
+}
+
+void FakeEngine::allocate_state_slots(int32_t n_slots) {
+  std::lock_guard<std::mutex> lock(mu_);
+  slots_.assign(static_cast<size_t>(std::max(0, n_slots)), {});
+  slot_used_.assign(slots_.size(), false);
+}
+
+void FakeEngine::restore_state(uint64_t request_id, int32_t slot, int32_t n_pos) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!cfg_.recurrent) throw std::runtime_error("fake engine: not recurrent, nothing to restore");
+  if (slot < 0 || slot >= static_cast<int32_t>(slots_.size()) || !slot_used_[slot] ||
+      static_cast<int32_t>(slots_[slot].size()) != n_pos) {
+    throw std::runtime_error("fake engine: slot " + std::to_string(slot) + " holds no state of " +
+                             std::to_string(n_pos) + " positions");
+  }
+  states_[request_id] = slots_[slot];
+  restores_.fetch_add(1);
+}
+
+int32_t FakeEngine::n_state_slots() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int32_t>(slots_.size());
 }
 
 void FakeEngine::release_sequence(uint64_t request_id) {

@@ -33,6 +33,7 @@ struct FakeEngineConfig {
   // the logits come from the state, so a scheduler that resumes a prefix without computing it
   // gets an error instead of an answer.
   bool recurrent = false;
+  uint64_t state_bytes = 4096;  // recurrent mode: info().state_bytes_per_seq
 };
 
 class FakeEngine : public Engine {
@@ -44,6 +45,8 @@ class FakeEngine : public Engine {
   void forward(const StepBatch& batch, StepOutput& out) override;
   void copy_block(int32_t src, int32_t dst, int32_t n_tokens) override;
   void release_sequence(uint64_t request_id) override;
+  void allocate_state_slots(int32_t n_slots) override;
+  void restore_state(uint64_t request_id, int32_t slot, int32_t n_pos) override;
   // The token ids stored in the block (block_size int32s): a restored block must hold the same.
   std::span<uint8_t> kv_block(int32_t block) override;
 
@@ -60,6 +63,9 @@ class FakeEngine : public Engine {
   int32_t n_blocks() const;
   int64_t copies() const { return copies_.load(); }
   size_t live_states() const;  // recurrent mode: requests whose state is held
+  int32_t n_state_slots() const;
+  int64_t checkpoints_taken() const { return checkpoints_.load(); }
+  int64_t restores() const { return restores_.load(); }
 
   // The next forward that contains this request throws (once per call of fail_on).
   void fail_on(uint64_t request_id);
@@ -78,6 +84,12 @@ class FakeEngine : public Engine {
   std::set<uint64_t> fail_ids_;
   std::function<void(const StepBatch&)> on_step_;
   std::map<uint64_t, std::vector<int32_t>> states_;  // recurrent mode
+  // Checkpoint slots: the state (tokens taken in) saved there; empty slots hold nothing, and a
+  // restore asking for another length than the slot holds throws.
+  std::vector<std::vector<int32_t>> slots_;
+  std::vector<bool> slot_used_;
+  std::atomic<int64_t> checkpoints_{0};
+  std::atomic<int64_t> restores_{0};
   std::atomic<size_t> n_steps_{0};
   std::atomic<int64_t> virtual_us_{0};
   std::atomic<int64_t> copies_{0};

@@ -100,6 +100,23 @@ void LlamaEngine::release_sequence(uint64_t request_id) {
   model_->release_sequence(request_id);
 }
 
+void LlamaEngine::allocate_state_slots(int32_t n_slots) {
+  auto* st = model_->states();
+  if (st == nullptr) {
+    if (n_slots > 0) throw std::runtime_error("state checkpoints asked of a model without state");
+    return;
+  }
+  st->allocate_slots(n_slots);
+}
+
+void LlamaEngine::restore_state(uint64_t request_id, int32_t slot, int32_t n_pos) {
+  auto* st = model_->states();
+  if (st == nullptr) throw std::runtime_error("this model keeps no recurrent state to restore");
+  if (const auto why = st->restore(request_id, slot, n_pos); !why.empty()) {
+    throw std::runtime_error(why);
+  }
+}
+
 void LlamaEngine::copy_block(int32_t src, int32_t dst, int32_t n_tokens) {
   model_->kv().copy_block(src, dst, n_tokens);
 }
@@ -113,7 +130,10 @@ std::span<uint8_t> LlamaEngine::kv_block(int32_t block) {
 void LlamaEngine::forward(const StepBatch& batch, StepOutput& out) {
   std::vector<model::SeqSlice> slices;
   slices.reserve(batch.seqs.size());
-  for (const auto& s : batch.seqs) {
+  std::vector<std::vector<model::StateCapture>> captures(batch.seqs.size());
+  for (size_t i = 0; i < batch.seqs.size(); ++i) {
+    const auto& s = batch.seqs[i];
+    for (const auto& cp : s.checkpoints) captures[i].push_back({cp.pos, cp.slot});
     model::SeqSlice m;
     m.start_pos = s.start_pos;
     m.tokens = s.tokens.data();
@@ -122,6 +142,8 @@ void LlamaEngine::forward(const StepBatch& batch, StepOutput& out) {
     m.n_table = static_cast<int32_t>(s.block_table.size());
     m.want_logits = s.want_logits;
     m.seq_id = s.request_id;
+    m.captures = captures[i].data();
+    m.n_captures = static_cast<int32_t>(captures[i].size());
     slices.push_back(m);
   }
   out.request_ids.clear();

@@ -27,6 +27,8 @@ class LlamaEngine : public Engine {
   void forward(const StepBatch& batch, StepOutput& out) override;
   void copy_block(int32_t src, int32_t dst, int32_t n_tokens) override;
   void release_sequence(uint64_t request_id) override;
+  void allocate_state_slots(int32_t n_slots) override;
+  void restore_state(uint64_t request_id, int32_t slot, int32_t n_pos) override;
   std::span<uint8_t> kv_block(int32_t block) override;
 
   const tokenizer::Tokenizer& tokenizer() const { return *tok_; }

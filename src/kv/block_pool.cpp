@@ -116,8 +116,9 @@ std::pair<int32_t, int32_t> BlockPool::best_tail(uint64_t parent, std::span<cons
   return {best, best_len};
 }
 
-BlockPool::Walk BlockPool::walk(std::span<const int32_t> prompt) const {
-  Walk w{{}, fingerprint_};
+BlockPool::Walk BlockPool::walk(std::span<const int32_t> prompt,
+                                const ResumableAt& resumable) const {
+  Walk w{{}, fingerprint_, {}};
   // At least the last prompt token is left to compute.
   const auto limit = static_cast<int32_t>(prompt.size()) - 1;
   int32_t pos = 0;
@@ -132,8 +133,18 @@ BlockPool::Walk BlockPool::walk(std::span<const int32_t> prompt) const {
       break;
     }
     w.blocks.push_back(it->second);
+    w.hashes.push_back(h);
     w.hash = h;
     pos += block_size_;
+  }
+  if (resumable) {
+    while (!w.blocks.empty() &&
+           !resumable(w.hashes.back(), static_cast<int32_t>(w.blocks.size()) * block_size_)) {
+      w.blocks.pop_back();
+      w.hashes.pop_back();
+    }
+    w.hash = w.hashes.empty() ? fingerprint_ : w.hashes.back();
+    return w;
   }
   if (limit > pos) {
     auto [b, len] = best_tail(w.hash, prompt.subspan(static_cast<size_t>(pos)), limit - pos);
@@ -145,13 +156,13 @@ BlockPool::Walk BlockPool::walk(std::span<const int32_t> prompt) const {
   return w;
 }
 
-int32_t BlockPool::peek(std::span<const int32_t> prompt) const {
-  Walk w = walk(prompt);
+int32_t BlockPool::peek(std::span<const int32_t> prompt, const ResumableAt& resumable) const {
+  Walk w = walk(prompt, resumable);
   return static_cast<int32_t>(w.blocks.size()) * block_size_ + w.tail_tokens;
 }
 
-PrefixMatch BlockPool::lookup(std::span<const int32_t> prompt) {
-  Walk w = walk(prompt);
+PrefixMatch BlockPool::lookup(std::span<const int32_t> prompt, const ResumableAt& resumable) {
+  Walk w = walk(prompt, resumable);
   PrefixMatch m;
   m.blocks = std::move(w.blocks);
   m.full_tokens = static_cast<int32_t>(m.blocks.size()) * block_size_;

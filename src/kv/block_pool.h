@@ -7,6 +7,7 @@
 // the model fingerprint, so a hash names a whole prefix. Unreferenced cached blocks sit in an
 // LRU list and are evicted (their name dropped) only when a fresh block is needed.
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <optional>
 #include <span>
@@ -27,6 +28,11 @@ struct PrefixMatch {
   int32_t tail_tokens = 0;
   int32_t reused_tokens() const { return full_tokens + tail_tokens; }
 };
+
+// Hybrid models: whether a recurrent-state checkpoint exists after the full block named `hash`
+// that ends at position n_pos. A match is cut back to the deepest such block and takes no
+// partial tail (a state cannot be cut back to a shorter prefix).
+using ResumableAt = std::function<bool(uint64_t hash, int32_t n_pos)>;
 
 struct PoolStats {
   uint64_t queries = 0;
@@ -61,9 +67,10 @@ class BlockPool {
 
   // Longest cached prefix of `prompt`, never the whole prompt (its last token must be computed
   // to produce logits). Pins the returned blocks. Counts a query (and a hit when non-empty).
-  PrefixMatch lookup(std::span<const int32_t> prompt);
+  // With `resumable`, the match ends at the deepest block it accepts (see ResumableAt).
+  PrefixMatch lookup(std::span<const int32_t> prompt, const ResumableAt& resumable = {});
   // What lookup would reuse, without pinning or counting.
-  int32_t peek(std::span<const int32_t> prompt) const;
+  int32_t peek(std::span<const int32_t> prompt, const ResumableAt& resumable = {}) const;
 
   // Names a full block holding `tokens` (block_size of them) after the prefix `parent`; returns
   // its hash. When another block already carries that name, this one stays unnamed.
@@ -92,10 +99,11 @@ class BlockPool {
   struct Walk {
     std::vector<int32_t> blocks;
     uint64_t hash;
+    std::vector<uint64_t> hashes;  // of each block in `blocks`
     int32_t tail_block = -1;
     int32_t tail_tokens = 0;
   };
-  Walk walk(std::span<const int32_t> prompt) const;
+  Walk walk(std::span<const int32_t> prompt, const ResumableAt& resumable) const;
 
   int32_t block_size_;
   uint64_t fingerprint_;

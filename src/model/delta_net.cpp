@@ -70,6 +70,13 @@ void conv_channels(const float* mixed, float* out, const DeltaNetSeq& sq, const 
       out[(sq.row0 + t) * C + c] = silu(sum);
     }
   }
+  // Checkpoints: the d_conv - 1 inputs before the row that follows each, read before the state
+  // below is overwritten.
+  for (const auto& cap : sq.captures) {
+    for (int64_t c = c0; c < c1; ++c) {
+      for (int32_t j = 0; j < K - 1; ++j) cap.conv[j * C + c] = input(cap.rows - (K - 1) + j, c);
+    }
+  }
   float keep[64];
   for (int64_t c = c0; c < c1; ++c) {
     for (int32_t j = 0; j < K - 1; ++j) keep[j] = input(sq.n_rows - (K - 1) + j, c);
@@ -135,11 +142,17 @@ void delta_net(const DeltaNetWeights& w, const SsmParams& p, float rms_eps, cons
   parallel(pool, static_cast<int64_t>(seqs.size()) * Hv, [&](int64_t it) {
     const DeltaNetSeq& sq = seqs[it / Hv];
     const int32_t h = static_cast<int32_t>(it % Hv), hk = h % Hk;
-    float* m = sq.matrix + static_cast<int64_t>(h) * S * S;
+    const int64_t SS = static_cast<int64_t>(S) * S;
+    float* m = sq.matrix + h * SS;
+    auto cap = sq.captures.begin();
     for (int64_t r = sq.row0; r < sq.row0 + sq.n_rows; ++r) {
       const float* row = s.qkv.data() + r * C;
       delta_rule_step(m, row + hk * S, row + KD + hk * S, row + 2 * KD + h * S, s.alpha[r * Hv + h],
                       s.beta[r * Hv + h], scale, S, s.heads.data() + r * V + h * S);
+      if (cap != sq.captures.end() && r - sq.row0 + 1 == cap->rows) {
+        std::copy(m, m + SS, cap->matrix + h * SS);
+        ++cap;
+      }
     }
   });
   parallel(pool, n, [&](int64_t r) {

@@ -34,12 +34,21 @@ struct DeltaNetWeights {
   std::vector<float> norm;      // ssm_norm, head_dim
 };
 
+// A copy of the layer's part of a sequence's state after its first `rows` rows in the step
+// (a checkpoint at a block end inside the step), laid out as DeltaNetSeq's.
+struct DeltaNetCapture {
+  int32_t rows = 0;  // 1..n_rows, increasing within a sequence
+  float* conv = nullptr;
+  float* matrix = nullptr;
+};
+
 // One sequence's rows in the step and its state in the layer, updated in place.
 struct DeltaNetSeq {
   int64_t row0 = 0;
   int32_t n_rows = 0;
   float* conv = nullptr;    // (d_conv - 1) x conv_dim: the inputs before row0, oldest first
   float* matrix = nullptr;  // n_v_heads x head_dim x head_dim; [h][j][i] is S[i][j] of head h
+  std::vector<DeltaNetCapture> captures;
 };
 
 // Buffers reused across layers and steps.

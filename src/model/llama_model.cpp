@@ -29,6 +29,7 @@ struct LlamaModel::Acts {
   // Hybrid models: each sequence's first row and recurrent state, the gated attention's gates.
   std::vector<DeltaNetSeq> seqs;
   std::vector<float*> seq_state;
+  std::vector<std::vector<std::pair<int32_t, float*>>> seq_captures;  // (rows, slot's state)
   std::vector<float> qgate;
   DeltaNetScratch dnet;
   SharedExpertScratch shexp;
@@ -154,9 +155,35 @@ void LlamaModel::validate(const std::vector<SeqSlice>& seqs) const {
   }
 }
 
+void LlamaModel::validate_captures(const std::vector<SeqSlice>& seqs) const {
+  std::vector<bool> used(states_ ? static_cast<size_t>(states_->n_slots()) : 0, false);
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    const SeqSlice& s = seqs[i];
+    int32_t last = s.start_pos;
+    for (int32_t c = 0; c < s.n_captures; ++c) {
+      const StateCapture& cap = s.captures[c];
+      if (!states_ || cap.slot < 0 || cap.slot >= states_->n_slots() || used[cap.slot]) {
+        throw std::runtime_error(fmt::format(
+            "batch seq {}: state checkpoint slot {} is out of range ({} allocated) or taken "
+            "twice in one step",
+            i, cap.slot, states_ ? states_->n_slots() : 0));
+      }
+      if (cap.pos <= last || cap.pos > s.start_pos + s.n_tokens) {
+        throw std::runtime_error(
+            fmt::format("batch seq {}: state checkpoint at position {} is not inside the slice "
+                        "({}..{}] in increasing order",
+                        i, cap.pos, s.start_pos, s.start_pos + s.n_tokens));
+      }
+      used[cap.slot] = true;
+      last = cap.pos;
+    }
+  }
+}
+
 void LlamaModel::forward(const std::vector<SeqSlice>& seqs,
                          std::vector<std::vector<float>>& logits) {
   validate(seqs);
+  validate_captures(seqs);
   Acts a;
   for (size_t i = 0; i < seqs.size(); ++i) {
     for (int32_t t = 0; t < seqs[i].n_tokens; t += kAttentionTile) {
@@ -176,8 +203,13 @@ void LlamaModel::forward(const std::vector<SeqSlice>& seqs,
     int64_t row0 = 0;
     for (const auto& s : seqs) {
       if (s.n_tokens == 0) continue;
-      a.seqs.push_back({row0, s.n_tokens, nullptr, nullptr});
+      a.seqs.push_back({row0, s.n_tokens, nullptr, nullptr, {}});
       a.seq_state.push_back(states_->begin(s.seq_id, s.start_pos));
+      auto& caps = a.seq_captures.emplace_back();
+      for (int32_t c = 0; c < s.n_captures; ++c) {
+        states_->begin_slot(s.captures[c].slot);
+        caps.emplace_back(s.captures[c].pos - s.start_pos, states_->slot(s.captures[c].slot));
+      }
       row0 += s.n_tokens;
     }
   }
@@ -210,7 +242,11 @@ void LlamaModel::forward(const std::vector<SeqSlice>& seqs,
   for (int32_t il = 0; il < h_.n_layer; ++il) layer(il, a);
   if (states_) {
     for (const auto& s : seqs) {
-      if (s.n_tokens > 0) states_->commit(s.seq_id, s.start_pos + s.n_tokens);
+      if (s.n_tokens == 0) continue;
+      states_->commit(s.seq_id, s.start_pos + s.n_tokens);
+      for (int32_t c = 0; c < s.n_captures; ++c) {
+        states_->commit_slot(s.captures[c].slot, s.captures[c].pos);
+      }
     }
   }
 
@@ -454,6 +490,10 @@ void LlamaModel::recurrent_layer(int32_t il, Acts& a) {
   for (size_t i = 0; i < a.seqs.size(); ++i) {
     a.seqs[i].conv = states_->conv(a.seq_state[i], il);
     a.seqs[i].matrix = states_->matrix(a.seq_state[i], il);
+    a.seqs[i].captures.clear();
+    for (const auto& [rows, state] : a.seq_captures[i]) {
+      a.seqs[i].captures.push_back({rows, states_->conv(state, il), states_->matrix(state, il)});
+    }
   }
   delta_net(L.dnet, h_.ssm, h_.rms_eps, a.xn.data(), n, a.seqs, a.tmp.data(), a.dnet, pool_.get());
   add_inplace(a.x.data(), a.tmp.data(), n * E);

@@ -27,6 +27,13 @@ struct ModelOptions {
   bool interleave_weights = true;
 };
 
+// A checkpoint of a sequence's recurrent state after its first `pos` positions, written into
+// checkpoint slot `slot` (see RecurrentStates::allocate_slots) by the step that reaches pos.
+struct StateCapture {
+  int32_t pos = 0;
+  int32_t slot = 0;
+};
+
 // One sequence's slice of a batch (see engine::SeqChunk).
 struct SeqSlice {
   int32_t start_pos = 0;
@@ -37,6 +44,10 @@ struct SeqSlice {
   bool want_logits = false;
   // Names the sequence's recurrent state (hybrid models): one id per sequence in a step.
   uint64_t seq_id = 0;
+  // Hybrid models: checkpoints to take inside this slice (start_pos < pos <= start_pos +
+  // n_tokens, increasing, each slot once per step).
+  const StateCapture* captures = nullptr;
+  int32_t n_captures = 0;
 };
 
 class LlamaModel {
@@ -69,6 +80,7 @@ class LlamaModel {
  private:
   struct Acts;
   void validate(const std::vector<SeqSlice>& seqs) const;
+  void validate_captures(const std::vector<SeqSlice>& seqs) const;
   void layer(int32_t il, Acts& a);
   void project_qkv(const LayerWeights& L, Acts& a);
   void ffn(const LayerWeights& L, Acts& a);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <new>
+#include <stdexcept>
 
 namespace baton::model {
 
@@ -38,6 +40,36 @@ float* RecurrentStates::begin(uint64_t seq, int32_t start_pos) {
   if (start_pos == 0) e.data.assign(static_cast<size_t>(per_seq_), 0.0f);
   e.n_pos = -1;
   return e.data.data();
+}
+
+void RecurrentStates::allocate_slots(int32_t n) {
+  slot_pos_.clear();
+  slots_.reset();
+  if (n <= 0) return;
+  try {
+    slots_ = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(n) *
+                                                     static_cast<size_t>(per_seq_));
+  } catch (const std::bad_alloc&) {
+    throw std::runtime_error(fmt::format(
+        "cannot allocate {} recurrent-state checkpoints of {:.2f} MB: lower --state-ram-mb", n,
+        double(bytes_per_seq()) / 1048576.0));
+  }
+  slot_pos_.assign(static_cast<size_t>(n), -1);
+}
+
+std::string RecurrentStates::restore(uint64_t seq, int32_t s, int32_t n_pos) {
+  if (s < 0 || s >= n_slots()) {
+    return fmt::format("checkpoint slot {} is out of range ({} slots)", s, n_slots());
+  }
+  if (n_pos <= 0 || slot_pos_[s] != n_pos) {
+    return fmt::format("checkpoint slot {} holds {} positions, not {}", s,
+                       slot_pos_[s] < 0 ? "no usable" : std::to_string(slot_pos_[s]), n_pos);
+  }
+  Entry& e = seqs_[seq];
+  const float* src = slot(s);
+  e.data.assign(src, src + per_seq_);
+  e.n_pos = n_pos;
+  return "";
 }
 
 void RecurrentStates::commit(uint64_t seq, int32_t end_pos) {

@@ -5,6 +5,7 @@
 // state knows how many positions it has taken in, and a step may only continue it from there
 // (or start the sequence again from position 0, which clears it).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -29,6 +30,19 @@ class RecurrentStates {
   void release(uint64_t seq) { seqs_.erase(seq); }
   void clear() { seqs_.clear(); }
 
+  // Checkpoint slots: copies of some sequence's state after n_pos positions, which a step writes
+  // at a position inside it (delta_net's captures) and another sequence can start from.
+  // Throws std::runtime_error when the memory cannot be had.
+  void allocate_slots(int32_t n);
+  int32_t n_slots() const { return static_cast<int32_t>(slot_pos_.size()); }
+  float* slot(int32_t s) { return slots_.get() + static_cast<int64_t>(s) * per_seq_; }
+  // A step is writing slot s: until commit_slot it holds nothing a restore may use.
+  void begin_slot(int32_t s) { slot_pos_[s] = -1; }
+  void commit_slot(int32_t s, int32_t n_pos) { slot_pos_[s] = n_pos; }
+  // Sequence `seq` continues from slot s, which must hold a state of n_pos positions: "" when it
+  // did, else why not (one line) and nothing changed.
+  std::string restore(uint64_t seq, int32_t s, int32_t n_pos);
+
   // Where layer il's parts sit in a sequence's state (il must be recurrent).
   float* conv(float* state, int32_t il) const { return state + offset_[il]; }
   float* matrix(float* state, int32_t il) const { return state + offset_[il] + conv_floats_; }
@@ -42,6 +56,8 @@ class RecurrentStates {
   std::vector<int64_t> offset_;  // per layer, into a sequence's floats
   int64_t conv_floats_ = 0;
   int64_t per_seq_ = 0;
+  std::unique_ptr<float[]> slots_;  // n_slots x per_seq_, pages touched when first written
+  std::vector<int32_t> slot_pos_;   // positions each slot holds; -1: nothing usable
 };
 
 }  // namespace baton::model

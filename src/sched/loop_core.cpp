@@ -47,32 +47,13 @@ LoopCore::LoopCore(engine::Engine& engine, SchedConfig config)
   if (config_.channel_capacity < 1) config_.channel_capacity = 1;
   engine_.allocate_kv(config_.kv_blocks);
   metrics_.kv_blocks_total = config_.kv_blocks;
-  if (info_.state_bytes_per_seq > 0) no_prefix_reuse_for_recurrent_state();
+  if (info_.state_bytes_per_seq > 0) open_state_store();
   open_disk_tier();
   for (const char* k : {"ok", "cancelled", "failed", "rejected"}) metrics_.requests_total[k] = 0;
   for (const char* k : {"decode", "prefill", "mixed"}) {
     metrics_.steps_total[k] = 0;
     metrics_.max_step_seconds[k] = 0;
   }
-}
-
-// A hybrid model's recurrent state covers a whole prefix and cannot be cut back to a block
-// boundary, so a request restoring a cached prefix (from RAM or disk) would have KV without the
-// state that goes with it. Until states are checkpointed with the blocks, such a model reuses no
-// prefix: every request computes its whole prompt, and its answer is exact.
-void LoopCore::no_prefix_reuse_for_recurrent_state() {
-  const double mb = double(info_.state_bytes_per_seq) / 1048576.0;
-  log::info(
-      "hybrid model {}: a recurrent state of {:.2f} MB per running request ({:.0f} MB at "
-      "--parallel {}, beside the KV pool){}",
-      info_.model_name, mb, mb * config_.parallel, config_.parallel,
-      !config_.prefix_cache && config_.kv_disk_dir.empty()
-          ? ""
-          : fmt::format("; prefix cache{} off: the state cannot resume from a cached prefix yet, "
-                        "so every request computes its whole prompt",
-                        config_.kv_disk_dir.empty() ? "" : " and KV disk tier"));
-  config_.prefix_cache = false;
-  config_.kv_disk_dir.clear();
 }
 
 LoopCore::~LoopCore() {
@@ -247,6 +228,16 @@ void LoopCore::publish(Clock::time_point now) {
   metrics_.prefix_cache_hits_total = ps.hits;
   metrics_.prefix_cache_reused_tokens_total = ps.reused_tokens;
   metrics_.kv_evictions_total = ps.evictions;
+  if (states_) {
+    const auto& ss = states_->stats();
+    metrics_.state_checkpoint_slots = states_->n_slots();
+    metrics_.state_checkpoints = states_->n_held();
+    metrics_.state_checkpoint_bytes =
+        static_cast<int64_t>(states_->n_held() * info_.state_bytes_per_seq);
+    metrics_.state_checkpoints_taken_total = ss.taken;
+    metrics_.state_restores_total = ss.restored;
+    metrics_.state_checkpoint_evictions_total = ss.evictions;
+  }
   metrics_.loading_requests = std::count_if(running_.begin(), running_.end(), [](const ReqPtr& r) {
     return r->state == RequestState::Loading;
   });

@@ -11,6 +11,7 @@
 #include "engine/engine.h"
 #include "kv/block_pool.h"
 #include "kv/disk_tier.h"
+#include "kv/state_store.h"
 #include "sched/engine_loop.h"
 #include "sched/policy.h"
 #include "sched/request.h"
@@ -45,7 +46,10 @@ class LoopCore {
   Metrics metrics() const;
   StatusSnapshot status() const;
   const kv::BlockPool& pool() const { return pool_; }  // loop thread (or after it stopped)
-  kv::DiskTier* disk_tier() { return disk_.get(); }    // null when off; tests slow its loads
+  // Hybrid models: the checkpoint bookkeeping (null when none are taken), loop thread.
+  const kv::StateStore* state_store() const { return states_.get(); }
+  int32_t checkpoint_every() const { return checkpoint_every_; }
+  kv::DiskTier* disk_tier() { return disk_.get(); }  // null when off; tests slow its loads
   // Loop thread: block-table entries of every live request plus the blocks the disk tier's
   // queued saves and loads pin (each holds one pool reference), so tests can check that blocks
   // are conserved after every step.
@@ -82,7 +86,12 @@ class LoopCore {
   void commit_full_blocks(Request& r);
   // The KV disk tier (loop_disk.cpp).
   void open_disk_tier();
-  void no_prefix_reuse_for_recurrent_state();
+  // Recurrent-state checkpoints of hybrid models (loop_states.cpp).
+  void open_state_store();
+  kv::ResumableAt resumable() const;      // empty for models without state
+  bool restore_prefix_state(Request& r);  // false: r reuses nothing after all
+  void plan_checkpoints(const Request& r, engine::SeqChunk& c);
+  void settle_checkpoints(bool step_ok);
   std::vector<kv::DiskBlock> disk_run(const Request& r) const;
   // True: r is Loading. tail_block / tail_tokens: the RAM lookup's partial tail, if any.
   bool start_disk_load(Request& r, int32_t tail_block, int32_t tail_tokens, Clock::time_point now);
@@ -102,6 +111,14 @@ class LoopCore {
   SchedConfig config_;
   kv::BlockPool pool_;
   std::unique_ptr<kv::DiskTier> disk_;  // after pool_: its thread stops before the pool goes
+  std::unique_ptr<kv::StateStore> states_;
+  int32_t checkpoint_every_ = 0;  // blocks between checkpoints (0: none taken)
+  struct PendingCheckpoint {
+    int32_t slot;
+    uint64_t hash;
+    int32_t pos;
+  };
+  std::vector<PendingCheckpoint> pending_checkpoints_;  // the step being run takes these
   CostModel costs_;
   uint64_t next_id_ = 1;   // guarded by mu_
   uint64_t next_seq_ = 0;  // guarded by mu_

@@ -160,13 +160,15 @@ void LoopCore::resume(const ReqPtr& r, Clock::time_point now) {
 void LoopCore::attach_prefix(Request& r) {
   if (!config_.prefix_cache) return;
   std::span<const int32_t> seq(r.tokens.data(), static_cast<size_t>(r.n_fill));
-  kv::PrefixMatch m = pool_.lookup(seq);
+  kv::PrefixMatch m = pool_.lookup(seq, resumable());
   r.block_table = m.blocks;
   r.n_kv = m.full_tokens;
   r.n_named_blocks = static_cast<int32_t>(m.blocks.size());
   r.chain_hash = m.chain_hash;
   r.disk_checked_blocks = 0;
   r.disk_checked_hash = pool_.root_hash();
+  // A hybrid's match ends at a checkpointed block, with no partial tail.
+  if (states_ && r.n_kv > 0) restore_prefix_state(r);
   if (disk_ && start_disk_load(r, m.tail_block, m.tail_tokens, Clock::now())) return;
   if (m.tail_block >= 0) {
     // The tail block is shared: copy its matching positions into a block of our own.

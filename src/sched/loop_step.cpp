@@ -181,7 +181,7 @@ PolicyInput LoopCore::build_input() {
   }
   for (const auto& w : heads) {
     std::span<const int32_t> seq(w->tokens.data(), static_cast<size_t>(w->n_fill));
-    int32_t reusable = config_.prefix_cache ? pool_.peek(seq) : 0;
+    int32_t reusable = config_.prefix_cache ? pool_.peek(seq, resumable()) : 0;
     const auto own = static_cast<int32_t>(w->block_table.size());
     const double parked_ms =
         w->parked_ms_total + (w->parked_since ? ms_between(*w->parked_since, now) : 0);
@@ -218,6 +218,7 @@ engine::StepBatch LoopCore::build_batch(const StepPlan& plan) {
     c.tokens = {r->tokens[static_cast<size_t>(r->n_kv)]};
     c.block_table = r->block_table;
     c.want_logits = true;
+    plan_checkpoints(*r, c);
     batch.seqs.push_back(std::move(c));
   }
   std::vector<uint64_t> served;
@@ -235,6 +236,7 @@ engine::StepBatch LoopCore::build_batch(const StepPlan& plan) {
     c.tokens.assign(r->tokens.begin() + r->n_kv, r->tokens.begin() + r->n_kv + n);
     c.block_table = r->block_table;
     c.want_logits = r->n_kv + n == r->n_fill;
+    plan_checkpoints(*r, c);
     batch.seqs.push_back(std::move(c));
     served.push_back(p.id);
   }
@@ -251,6 +253,7 @@ void LoopCore::run_batch(const engine::StepBatch& batch, Clock::time_point start
   try {
     engine_.forward(batch, out);
   } catch (const std::exception& e) {
+    settle_checkpoints(/*step_ok=*/false);
     const auto now = Clock::now();
     log::error("engine step failed ({} sequences): {}", batch.seqs.size(), e.what());
     for (const auto& c : batch.seqs) {
@@ -261,6 +264,7 @@ void LoopCore::run_batch(const engine::StepBatch& batch, Clock::time_point start
     drop_finished();
     return;
   }
+  settle_checkpoints(/*step_ok=*/true);
   apply_outputs(batch, out, start, Clock::now());
 }
 

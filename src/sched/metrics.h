@@ -49,6 +49,13 @@ struct Metrics {
   int64_t kv_blocks_used = 0;       // pinned by live requests
   int64_t kv_blocks_cached = 0;     // free but holding a reusable prefix
   uint64_t kv_evictions_total = 0;  // cached blocks dropped to make room
+  // Recurrent-state checkpoints of a hybrid model (all zero for other models, or with none).
+  int64_t state_checkpoint_slots = 0;  // what --state-ram-mb holds
+  int64_t state_checkpoints = 0;       // slots holding a checkpoint
+  int64_t state_checkpoint_bytes = 0;
+  uint64_t state_checkpoints_taken_total = 0;
+  uint64_t state_restores_total = 0;  // requests that started from a checkpoint
+  uint64_t state_checkpoint_evictions_total = 0;
   int64_t parked_requests = 0;
   uint64_t kv_preemptions_total = 0;       // parked because decode rows needed blocks
   uint64_t prefill_preemptions_total = 0;  // parked so a short request could take the slot

@@ -16,10 +16,12 @@ std::string SchedConfig::describe() const {
       "batched mode: parallel={} prefill_chunk={} mixed_prefill_chunk={} itl_target_ms={} "
       "max_step_ms={} "
       "kv_ram_mb={} kv_blocks={} prefix_cache={} prefill_preempt={} preempt_min_tokens={} "
-      "preempt_max_per_request={} preempt_max_wait_s={} park_ram_mb={} kv_disk={}",
+      "preempt_max_per_request={} preempt_max_wait_s={} park_ram_mb={} kv_disk={} "
+      "state_ram_mb={} state_checkpoint_blocks={}",
       parallel, prefill_chunk, mixed_prefill_chunk, itl, step, ram, blocks,
       prefix_cache ? "on" : "off", prefill_preempt ? "on" : "off", preempt_min_tokens,
-      preempt_max_per_request, preempt_max_wait_s, park_ram_mb, disk);
+      preempt_max_per_request, preempt_max_wait_s, park_ram_mb, disk, state_ram_mb,
+      state_checkpoint_blocks > 0 ? fmt::format("{}", state_checkpoint_blocks) : "auto");
 }
 
 }  // namespace baton::sched

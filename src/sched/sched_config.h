@@ -30,6 +30,12 @@ struct SchedConfig {
   std::string kv_disk_dir;
   int64_t kv_disk_space_mb = 0;
   int64_t park_ram_mb = 256;  // --park-ram-mb: KV a parked prefill may keep pinned (0 = release)
+  // Hybrid models: --state-ram-mb bounds the recurrent-state checkpoints (0 = none, so no
+  // prefix reuse); --state-checkpoint-blocks N takes one every N full blocks (0 = auto: 1 while a
+  // state costs at most 8 blocks of KV, else state / (8 blocks' KV)), plus one at the end of
+  // each prompt's last full block.
+  int64_t state_ram_mb = 1024;
+  int32_t state_checkpoint_blocks = 0;
   // The startup line, e.g. "batched mode: parallel=3 prefill_chunk=2048 ...".
   std::string describe() const;
 };

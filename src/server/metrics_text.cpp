@@ -139,6 +139,18 @@ void kv_cache(std::string& out, const sched::Metrics& m) {
   counter(out, "baton_prefix_cache_reused_tokens_total",
           "Prompt tokens taken from the prefix cache instead of computed.",
           m.prefix_cache_reused_tokens_total);
+  if (m.state_checkpoint_slots == 0) return;  // not a hybrid model, or no checkpoints
+  gauge(out, "baton_state_checkpoint_capacity", "Recurrent-state checkpoints --state-ram-mb holds.",
+        m.state_checkpoint_slots);
+  gauge(out, "baton_state_checkpoints", "Recurrent-state checkpoints held.", m.state_checkpoints);
+  gauge(out, "baton_state_checkpoint_bytes", "Memory of the recurrent-state checkpoints held.",
+        m.state_checkpoint_bytes);
+  counter(out, "baton_state_checkpoints_taken_total", "Recurrent-state checkpoints taken.",
+          m.state_checkpoints_taken_total);
+  counter(out, "baton_state_restores_total",
+          "Requests that started their recurrent state from a checkpoint.", m.state_restores_total);
+  counter(out, "baton_state_checkpoint_evictions_total",
+          "Recurrent-state checkpoints dropped to make room.", m.state_checkpoint_evictions_total);
 }
 
 void kv_disk(std::string& out, const sched::Metrics& m) {

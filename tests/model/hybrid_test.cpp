@@ -199,6 +199,50 @@ TEST(HybridModel, RefusesToContinueASequenceFromAnotherPosition) {
   EXPECT_NE(msg.find("both are sequence 7"), std::string::npos) << msg;
 }
 
+// Checkpoints taken inside a step (at positions 16 and 32 of a 40-token chunk) let other
+// sequences start from them, over the first sequence's KV blocks: their logits are bit for bit
+// the ones of the sequence computed whole. A restore asking for another length, and captures
+// outside the slice or the slots, are refused.
+TEST(HybridModel, CheckpointsInsideAStepRestoreTheSameState) {
+  auto eng = load(hybrid_model(TensorType::Q8_0));
+  ASSERT_EQ(eng->info().block_size, 16);
+  eng->allocate_kv(16);
+  eng->allocate_state_slots(2);
+  const auto p = some_prompt(40, eng->info().n_vocab);
+  auto whole = one_chunk(1, 0, p, {0, 1, 2});
+  whole.seqs[0].checkpoints = {{16, 0}, {32, 1}};
+  engine::StepOutput ref;
+  eng->forward(whole, ref);
+  ASSERT_EQ(ref.logits.size(), 1u);
+  struct Case {
+    uint64_t seq;
+    int32_t slot, from;
+    std::vector<int32_t> table;
+  };
+  for (const Case& c : {Case{2, 1, 32, {0, 1, 3}}, Case{3, 0, 16, {0, 4, 5}}}) {
+    SCOPED_TRACE(c.from);
+    eng->restore_state(c.seq, c.slot, c.from);
+    engine::StepOutput got;
+    eng->forward(one_chunk(c.seq, c.from, {p.begin() + c.from, p.end()}, c.table), got);
+    ASSERT_EQ(got.logits.size(), 1u);
+    EXPECT_TRUE(testing::bit_identical(ref.logits[0], got.logits[0]));
+  }
+  try {
+    eng->restore_state(4, 1, 16);
+    ADD_FAILURE() << "restored a 32-position state as 16 positions";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("holds 32 positions, not 16"), std::string::npos)
+        << e.what();
+  }
+  auto bad = one_chunk(6, 0, {p.begin(), p.begin() + 8}, {6});
+  bad.seqs[0].checkpoints = {{9, 0}};
+  EXPECT_NE(forward_error(*eng, bad).find("not inside the slice"), std::string::npos);
+  bad.seqs[0].checkpoints = {{8, 2}};
+  EXPECT_NE(forward_error(*eng, bad).find("out of range (2 allocated)"), std::string::npos);
+  // The refused steps wrote nothing: slot 0 still holds its 16 positions.
+  eng->restore_state(7, 0, 16);
+}
+
 // Starting again at position 0 clears the state: the second run of a prompt under the same id
 // gives the first run's logits.
 TEST(HybridModel, PositionZeroStartsAFreshState) {

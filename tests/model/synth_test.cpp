@@ -183,7 +183,7 @@ TEST(SynthModel, CopyBlockCarriesThePrefix) {
   const auto prompt = some_prompt(bs + 5, eng->info().n_vocab);
   // A: the whole prompt in blocks {0, 1}.
   engine::StepBatch b;
-  b.seqs.push_back({1, 0, prompt, {0, 1}, true});
+  b.seqs.push_back({1, 0, prompt, {0, 1}, true, {}});
   engine::StepOutput ref;
   eng->forward(b, ref);
   // B: prefix of bs + 3 tokens in blocks {2, 3}; the partial tail block 3 is copied to 4 and the
@@ -191,10 +191,10 @@ TEST(SynthModel, CopyBlockCarriesThePrefix) {
   std::vector<int32_t> head(prompt.begin(), prompt.begin() + bs + 3);
   std::vector<int32_t> tail(prompt.begin() + bs + 3, prompt.end());
   engine::StepOutput tmp, got;
-  b.seqs = {{2, 0, head, {2, 3}, false}};
+  b.seqs = {{2, 0, head, {2, 3}, false, {}}};
   eng->forward(b, tmp);
   eng->copy_block(3, 4, 3);
-  b.seqs = {{2, bs + 3, tail, {2, 4}, true}};
+  b.seqs = {{2, bs + 3, tail, {2, 4}, true, {}}};
   eng->forward(b, got);
   ASSERT_EQ(got.logits.size(), 1u);
   EXPECT_TRUE(testing::bit_identical(ref.logits[0], got.logits[0]));
@@ -218,11 +218,11 @@ TEST(SynthModel, BadBatchesThrowClearErrors) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   };
-  expect_error({1, 0, {1, 2}, {}, true}, "block_table");
-  expect_error({1, 0, {1, 2}, {5}, true}, "block id 5");
-  expect_error({1, 0, {-1}, {0}, true}, "token id -1");
-  expect_error({1, 0, {eng->info().n_vocab}, {0}, true}, "out of range");
-  expect_error({1, 40, {1}, {0, 1}, true}, "block_table");
+  expect_error({1, 0, {1, 2}, {}, true, {}}, "block_table");
+  expect_error({1, 0, {1, 2}, {5}, true, {}}, "block id 5");
+  expect_error({1, 0, {-1}, {0}, true, {}}, "token id -1");
+  expect_error({1, 0, {eng->info().n_vocab}, {0}, true, {}}, "out of range");
+  expect_error({1, 40, {1}, {0, 1}, true, {}}, "block_table");
   EXPECT_THROW(eng->copy_block(0, 9, 1), std::runtime_error);
 }
 

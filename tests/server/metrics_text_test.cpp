@@ -60,6 +60,12 @@ sched::Metrics busy_metrics() {
   m.kv_blocks_used = 128;
   m.kv_blocks_cached = 64;
   m.kv_evictions_total = 11;
+  m.state_checkpoint_slots = 16;
+  m.state_checkpoints = 5;
+  m.state_checkpoint_bytes = 5 << 20;
+  m.state_checkpoints_taken_total = 9;
+  m.state_restores_total = 2;
+  m.state_checkpoint_evictions_total = 1;
   return m;
 }
 
@@ -166,6 +172,12 @@ const std::map<std::string, std::string>& families() {
       {"baton_prefix_cache_queries_total", "counter"},
       {"baton_prefix_cache_hits_total", "counter"},
       {"baton_prefix_cache_reused_tokens_total", "counter"},
+      {"baton_state_checkpoint_capacity", "gauge"},
+      {"baton_state_checkpoints", "gauge"},
+      {"baton_state_checkpoint_bytes", "gauge"},
+      {"baton_state_checkpoints_taken_total", "counter"},
+      {"baton_state_restores_total", "counter"},
+      {"baton_state_checkpoint_evictions_total", "counter"},
       {"baton_prompt_tokens_total", "counter"},
       {"baton_generation_tokens_total", "counter"},
       {"baton_prefill_tokens_total", "counter"},
@@ -185,6 +197,17 @@ const std::map<std::string, std::string>& families() {
       {"process_start_time_seconds", "gauge"},
   };
   return all;
+}
+
+// The state checkpoint families appear only for a hybrid model that takes checkpoints.
+TEST(MetricsText, StateCheckpointFamiliesOnlyWithCheckpoints) {
+  auto s = samples(busy_text());
+  EXPECT_EQ(s["baton_state_checkpoint_bytes"], "5242880");
+  EXPECT_EQ(s["baton_state_restores_total"], "2");
+  sched::Metrics plain = busy_metrics();
+  plain.state_checkpoint_slots = 0;
+  const std::string text = render_metrics(plain, busy_counters(), pinned_process());
+  EXPECT_EQ(text.find("baton_state_"), std::string::npos);
 }
 
 TEST(MetricsText, EveryFamilyHasHelpAndType) {
