@@ -71,29 +71,10 @@ std::unique_ptr<engine::LlamaEngine> load(const std::string& path, int threads =
   return engine::load_llama_engine(path, opts);
 }
 
-std::vector<int32_t> some_prompt(int n, int32_t n_vocab) {
-  std::vector<int32_t> p(n);
-  for (int i = 0; i < n; ++i) p[i] = static_cast<int32_t>((i * 37 + 11) % n_vocab);
-  return p;
-}
-
 // A sequence's logits are bit-identical alone, chunked, and beside other sequences that
 // prefill and decode their own states in the same steps.
 void expect_invariant(const std::string& path, int threads) {
-  auto eng = load(path, threads);
-  eng->allocate_kv(2048);
-  const auto prompt = some_prompt(70, eng->info().n_vocab);
-  testing::BlockAllocator alloc;
-  const auto ref = testing::run_target(*eng, prompt, 0, 0, alloc, 1);
-  ASSERT_EQ(ref.size(), static_cast<size_t>(eng->info().n_vocab));
-  for (float v : ref) ASSERT_TRUE(std::isfinite(v));
-  uint32_t seed = 30;
-  for (auto [chunk, others] : {std::pair{1, 3}, {5, 0}, {7, 5}, {16, 8}, {64, 2}, {0, 4}}) {
-    testing::BlockAllocator fresh(alloc.used());
-    const auto got = testing::run_target(*eng, prompt, chunk, others, fresh, seed++);
-    EXPECT_TRUE(testing::bit_identical(ref, got))
-        << path << " threads " << threads << " chunk " << chunk << " others " << others;
-  }
+  testing::expect_chunkings_invariant(path, threads, 30);
 }
 
 TEST(HybridModel, Q8_0BatchInvariant) {
@@ -175,7 +156,7 @@ std::string forward_error(engine::Engine& eng, const engine::StepBatch& b) {
 TEST(HybridModel, RefusesToContinueASequenceFromAnotherPosition) {
   auto eng = load(hybrid_model(TensorType::Q8_0));
   eng->allocate_kv(16);
-  const auto p = some_prompt(20, eng->info().n_vocab);
+  const auto p = testing::some_prompt(20, eng->info().n_vocab);
   const std::vector<int32_t> table = {0, 1};
   engine::StepOutput out;
   eng->forward(one_chunk(5, 0, {p.begin(), p.begin() + 10}, table), out);
@@ -208,7 +189,7 @@ TEST(HybridModel, CheckpointsInsideAStepRestoreTheSameState) {
   ASSERT_EQ(eng->info().block_size, 16);
   eng->allocate_kv(16);
   eng->allocate_state_slots(2);
-  const auto p = some_prompt(40, eng->info().n_vocab);
+  const auto p = testing::some_prompt(40, eng->info().n_vocab);
   auto whole = one_chunk(1, 0, p, {0, 1, 2});
   whole.seqs[0].checkpoints = {{16, 0}, {32, 1}};
   engine::StepOutput ref;
@@ -248,7 +229,7 @@ TEST(HybridModel, CheckpointsInsideAStepRestoreTheSameState) {
 TEST(HybridModel, PositionZeroStartsAFreshState) {
   auto eng = load(hybrid_model(TensorType::F32));
   eng->allocate_kv(16);
-  const auto p = some_prompt(12, eng->info().n_vocab);
+  const auto p = testing::some_prompt(12, eng->info().n_vocab);
   engine::StepOutput first, again;
   eng->forward(one_chunk(3, 0, p, {0}), first);
   eng->forward(one_chunk(3, 0, p, {1}), again);
@@ -336,7 +317,7 @@ std::vector<float> first_logits(const std::string& path) {
   auto eng = load(path);
   engine::GenerateOptions g;
   g.max_tokens = 0;
-  return engine::generate(*eng, some_prompt(24, eng->info().n_vocab), g).first_logits;
+  return engine::generate(*eng, testing::some_prompt(24, eng->info().n_vocab), g).first_logits;
 }
 
 // The types `baton gguf synth` writes load as a qwen35moe and follow the F32 model, far closer

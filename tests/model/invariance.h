@@ -3,6 +3,7 @@
 // each step batched with companion sequences that prefill or decode in their own blocks.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -80,6 +81,34 @@ inline std::vector<float> run_target(engine::Engine& eng, const std::vector<int3
 inline bool bit_identical(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && !a.empty() &&
          std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Token ids (i * 37 + 11) mod n_vocab: a prompt every model's vocabulary holds.
+inline std::vector<int32_t> some_prompt(int n, int32_t n_vocab) {
+  std::vector<int32_t> p(n);
+  for (int i = 0; i < n; ++i) p[i] = static_cast<int32_t>((i * 37 + 11) % n_vocab);
+  return p;
+}
+
+// A 70-token prompt's logits on the file at `path` are bit-identical alone, chunked (1 to 64
+// tokens, or whole) and beside 0 to 8 other sequences, at `threads` threads (a gtest
+// expectation per arrangement; `seed` draws the companions).
+inline void expect_chunkings_invariant(const std::string& path, int threads, uint32_t seed) {
+  engine::EngineOptions opts;
+  opts.threads = threads;
+  auto eng = engine::load_llama_engine(path, opts);
+  eng->allocate_kv(2048);
+  const auto prompt = some_prompt(70, eng->info().n_vocab);
+  BlockAllocator alloc;
+  const auto ref = run_target(*eng, prompt, 0, 0, alloc, 1);
+  ASSERT_EQ(ref.size(), static_cast<size_t>(eng->info().n_vocab));
+  for (float v : ref) ASSERT_TRUE(std::isfinite(v));
+  for (auto [chunk, others] : {std::pair{1, 3}, {5, 0}, {7, 5}, {16, 8}, {64, 2}, {0, 4}}) {
+    BlockAllocator fresh(alloc.used());
+    const auto got = run_target(*eng, prompt, chunk, others, fresh, seed++);
+    EXPECT_TRUE(bit_identical(ref, got))
+        << path << " threads " << threads << " chunk " << chunk << " others " << others;
+  }
 }
 
 // A 40-token prompt on the file at `model` gives bit-identical logits alone and beside other

@@ -82,12 +82,6 @@ std::string gpt_oss_model(TensorType type, synth::Mix mix = synth::Mix::kNone) {
   return moe_model(type, mix, false, "gpt-oss");
 }
 
-std::vector<int32_t> some_prompt(int n, int32_t n_vocab) {
-  std::vector<int32_t> p(n);
-  for (int i = 0; i < n; ++i) p[i] = static_cast<int32_t>((i * 37 + 11) % n_vocab);
-  return p;
-}
-
 model::MoeParams params(int32_t n_expert, int32_t k, bool norm = true) {
   model::MoeParams p;
   p.n_expert = n_expert;
@@ -179,22 +173,7 @@ TEST(MoeActivation, ClampedSwiglu) {
 // A sequence's logits are bit-identical alone, chunked, and batched with sequences that choose
 // other experts (and share some of its own), at 1 and 2 threads.
 void expect_invariant(const std::string& path, int threads) {
-  engine::EngineOptions opts;
-  opts.threads = threads;
-  auto eng = engine::load_llama_engine(path, opts);
-  eng->allocate_kv(2048);
-  const auto prompt = some_prompt(70, eng->info().n_vocab);
-  testing::BlockAllocator alloc;
-  const auto ref = testing::run_target(*eng, prompt, 0, 0, alloc, 1);
-  ASSERT_EQ(ref.size(), static_cast<size_t>(eng->info().n_vocab));
-  for (float v : ref) ASSERT_TRUE(std::isfinite(v));
-  uint32_t seed = 20;
-  for (auto [chunk, others] : {std::pair{1, 3}, {5, 0}, {7, 5}, {16, 8}, {64, 2}, {0, 4}}) {
-    testing::BlockAllocator fresh(alloc.used());
-    const auto got = testing::run_target(*eng, prompt, chunk, others, fresh, seed++);
-    EXPECT_TRUE(testing::bit_identical(ref, got))
-        << path << " threads " << threads << " chunk " << chunk << " others " << others;
-  }
+  testing::expect_chunkings_invariant(path, threads, 20);
 }
 
 TEST(MoeModel, Q8_0BatchInvariant) {
@@ -257,7 +236,7 @@ std::vector<float> first_logits(const std::string& path, bool interleave = true)
   auto eng = engine::load_llama_engine(path, opts);
   engine::GenerateOptions g;
   g.max_tokens = 0;
-  return engine::generate(*eng, some_prompt(24, eng->info().n_vocab), g).first_logits;
+  return engine::generate(*eng, testing::some_prompt(24, eng->info().n_vocab), g).first_logits;
 }
 
 double cosine(const std::vector<float>& a, const std::vector<float>& b) {
