@@ -141,7 +141,8 @@ TEST(HybridLoop, EvictedCheckpointsFallBackToAShallowerOneOrToTheStart) {
   std::vector<std::vector<int32_t>> convs = {make_prompt(40, 1), make_prompt(70, 2)};
   int32_t reused = 0, partial = 0;
   for (int32_t round = 0; round < 12; ++round) {
-    const auto& base = convs[static_cast<size_t>(round * 7 % static_cast<int32_t>(convs.size()))];
+    // A copy: convs grows below, which would leave a reference dangling.
+    const auto base = convs[static_cast<size_t>(round * 7 % static_cast<int32_t>(convs.size()))];
     std::vector<uint64_t> ids;
     std::vector<std::vector<int32_t>> prompts;
     for (int32_t k = 0; k < 2; ++k) {
