@@ -83,8 +83,7 @@ SimdLevel level_for(SimdLevel level, const MatrixView& w) {
 // Sizes qx for n_x rows of x multiplying w.
 void prepare_qx(SimdLevel level, const MatrixView& w, int64_t n_x, QuantizedX& qx) {
   const LaneForm lanes = level == SimdLevel::Avx512 ? avx512_lane_form(w) : LaneForm{};
-  resize_quantized_x(qx, n_x, w.cols / kQK, has_half_offsets(w.type), lanes,
-                     x_rounding(w.type));
+  resize_quantized_x(qx, n_x, w.cols / kQK, has_half_offsets(w.type), lanes, x_rounding(w.type));
 }
 
 // Quantizes row r of x (w.cols floats at x) into qx: the same steps in every caller, so a row's
