@@ -5,22 +5,10 @@
 #include <limits>
 
 #include "model/attention_impl.h"
+#include "model/ops.h"
 
 namespace baton::model {
 namespace {
-
-// Eight fixed lanes then a fixed combine: vectorizable, and the same bits for the same inputs.
-float dot(const float* a, const float* b, int32_t n) {
-  float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int32_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int j = 0; j < 8; ++j) lane[j] += a[i + j] * b[i + j];
-  }
-  float tail = 0;
-  for (; i < n; ++i) tail += a[i] * b[i];
-  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])) +
-         tail;
-}
 
 // One block of the online softmax for one query vector qh over its lim valid keys: the same
 // steps, in the same order, as online_block and pv_dims in attention_simd.inc. m and l are the
@@ -29,7 +17,7 @@ void online_block(const float* qh, const float* kb, const float* vb, int32_t lim
                   float scale, float* sc, float& m, float& l, float* o) {
   float mx = -std::numeric_limits<float>::infinity();
   for (int32_t t = 0; t < lim; ++t) {
-    sc[t] = dot(qh, kb + static_cast<int64_t>(t) * hd, hd) * scale;
+    sc[t] = fixed_order_dot(qh, kb + static_cast<int64_t>(t) * hd, hd) * scale;
     mx = std::max(mx, sc[t]);
   }
   const float m_new = std::max(m, mx);

@@ -11,19 +11,6 @@ namespace {
 // Channels of the convolution one work item covers.
 constexpr int64_t kConvChannels = 64;
 
-// Eight fixed lanes then a fixed combine: vectorizable, and the same bits for the same inputs.
-float dot(const float* a, const float* b, int32_t n) {
-  float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int32_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int j = 0; j < 8; ++j) lane[j] += a[i + j] * b[i + j];
-  }
-  float tail = 0;
-  for (; i < n; ++i) tail += a[i] * b[i];
-  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])) +
-         tail;
-}
-
 float silu(float x) {
   return x / (1.0f + std::exp(-x));
 }
@@ -108,9 +95,9 @@ void delta_rule_step(float* m, const float* q, const float* k, const float* v, f
   for (int32_t j = 0; j < head_dim; ++j) {
     float* row = m + static_cast<int64_t>(j) * head_dim;
     for (int32_t i = 0; i < head_dim; ++i) row[i] *= decay;
-    const float delta = (v[j] - dot(row, k, head_dim)) * beta;
+    const float delta = (v[j] - fixed_order_dot(row, k, head_dim)) * beta;
     for (int32_t i = 0; i < head_dim; ++i) row[i] += k[i] * delta;
-    o[j] = dot(row, q, head_dim) * scale;
+    o[j] = fixed_order_dot(row, q, head_dim) * scale;
   }
 }
 

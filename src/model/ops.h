@@ -16,4 +16,18 @@ void swiglu_oai(float* gate, const float* up, int64_t n, float alpha, float limi
 void gelu_tanh_mul(float* gate, const float* up, int64_t n);
 void add_inplace(float* x, const float* y, int64_t n);
 
+// sum a[i] * b[i] in eight fixed lanes then a fixed combine: vectorizable, and the same bits for
+// the same inputs whatever the caller (attention's scalar reference, the delta rule).
+inline float fixed_order_dot(const float* a, const float* b, int32_t n) {
+  float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int j = 0; j < 8; ++j) lane[j] += a[i + j] * b[i + j];
+  }
+  float tail = 0;
+  for (; i < n; ++i) tail += a[i] * b[i];
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])) +
+         tail;
+}
+
 }  // namespace baton::model
