@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gguf/gguf_writer.h"
+#include "gguf_rewrite.h"
 #include "load_error.h"
 #include "support/shared_files.h"
 #include "synth/synth_model.h"
@@ -55,18 +56,7 @@ class HybridErrors : public ::testing::Test {
   std::string bad(const std::function<void(gguf::GgufWriter&)>& edit, const std::string& drop = "",
                   const std::function<bool(const gguf::TensorInfo&)>& keep = nullptr) {
     const auto path = (dir_ / "bad.gguf").string();
-    auto f = gguf::GgufFile::open(base_);
-    gguf::GgufWriter w;
-    for (const auto& [k, v] : f->metadata()) {
-      if (k != drop) w.set_value(k, v);
-    }
-    edit(w);
-    for (const auto& t : f->tensors()) {
-      if (keep && !keep(t)) continue;
-      const uint8_t* d = f->tensor_data(t);
-      w.add_tensor(t.name, t.type, t.dims, std::vector<uint8_t>(d, d + t.n_bytes));
-    }
-    w.write(path);
+    testing::rewrite(base_, path, edit, keep, nullptr, drop);
     return load_error(path);
   }
   std::filesystem::path dir_;
