@@ -236,14 +236,13 @@ TEST_P(AttentionSimd, LongContextMatchesScalarAndIsRowInvariant) {
   }
 }
 
-// With V[p] = the unit vector e_p, the output row is the softmax weights themselves; they must
-// match a double-precision softmax to a few ulp (this checks the polynomial exp directly).
-TEST_P(AttentionSimd, WeightsMatchDoubleSoftmax) {
-  const int32_t hd = 64, n_pos = 60, n_head = 4;
-  KvCache cache(KvType::F32, 16, 1, 1, hd);
-  cache.allocate(4);
-  const std::vector<int32_t> table = {2, 0, 3, 1};
-  std::mt19937 rng(11);
+// Fills a one-KV-head F32 cache of 16-position blocks (table gives each block's place) with
+// n_pos random keys of hd floats (returned) and V[p] = e_p (hd >= n_pos), so that attention's
+// output is its softmax weights.
+std::vector<float> one_hot_values(KvCache& cache, const std::vector<int32_t>& table, int32_t n_pos,
+                                  int32_t hd, uint32_t seed) {
+  cache.allocate(static_cast<int32_t>(table.size()));
+  std::mt19937 rng(seed);
   std::normal_distribution<float> nd(0.0f, 1.0f);
   std::vector<float> keys(static_cast<size_t>(n_pos) * hd), v(hd);
   for (auto& x : keys) x = nd(rng);
@@ -252,6 +251,16 @@ TEST_P(AttentionSimd, WeightsMatchDoubleSoftmax) {
     v[p] = 1.0f;
     cache.write(table[p / 16], p % 16, 0, keys.data() + p * hd, v.data());
   }
+  return keys;
+}
+
+// With V[p] = the unit vector e_p, the output row is the softmax weights themselves; they must
+// match a double-precision softmax to a few ulp (this checks the polynomial exp directly).
+TEST_P(AttentionSimd, WeightsMatchDoubleSoftmax) {
+  const int32_t hd = 64, n_pos = 60, n_head = 4;
+  KvCache cache(KvType::F32, 16, 1, 1, hd);
+  const std::vector<int32_t> table = {2, 0, 3, 1};
+  const auto keys = one_hot_values(cache, table, n_pos, hd, 11);
   const AttentionShape shape{n_head, 1, hd, 0.125f};
   const auto pos = consecutive(44, 16);
   const auto q = random_q(pos.size() * n_head * hd, 4, 2.0f);
@@ -283,17 +292,8 @@ TEST_P(AttentionSimd, WeightsMatchDoubleSoftmax) {
 TEST(AttentionWindow, WeightsMatchDoubleSoftmaxWithWindowAndSink) {
   const int32_t hd = 64, n_pos = 60, n_head = 4, window = 21;
   KvCache cache(KvType::F32, 16, 1, 1, hd);
-  cache.allocate(4);
   const std::vector<int32_t> table = {2, 0, 3, 1};
-  std::mt19937 rng(12);
-  std::normal_distribution<float> nd(0.0f, 1.0f);
-  std::vector<float> keys(static_cast<size_t>(n_pos) * hd), v(hd);
-  for (auto& x : keys) x = nd(rng);
-  for (int32_t p = 0; p < n_pos; ++p) {
-    std::fill(v.begin(), v.end(), 0.0f);
-    v[p] = 1.0f;
-    cache.write(table[p / 16], p % 16, 0, keys.data() + p * hd, v.data());
-  }
+  const auto keys = one_hot_values(cache, table, n_pos, hd, 12);
   const std::vector<float> sinks = {0.5f, -2.0f, 3.0f, 30.0f};
   AttentionShape shape{n_head, 1, hd, 0.125f};
   shape.window = window;
