@@ -532,7 +532,8 @@ TEST(Synth, Mxfp4MoeWritesTheExpertsInMxfp4) {
 
   SynthSpec dense = tiny("llama", TensorType::Q8_0);
   dense.mix = Mix::kMXFP4_MOE;
-  for (const auto& t : build(dense, "dense.gguf")->tensors()) {
+  const auto dense_file = build(dense, "dense.gguf");
+  for (const auto& t : dense_file->tensors()) {
     EXPECT_EQ(t.type, t.dims.size() == 2 ? TensorType::Q8_0 : TensorType::F32) << t.name;
   }
   SynthSpec wrong = tiny("qwen3moe", TensorType::MXFP4);
