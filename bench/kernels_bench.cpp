@@ -4,7 +4,10 @@
 // Matrix-vector runs cycle over enough matrices to leave the last-level cache, like decode
 // over a real model does. At the avx512 level the weights are rewritten into the 16-row tiles,
 // as the engine does at load (KB_PLAIN=1 keeps the file's layout); KB_TYPES=name,name picks
-// types (e.g. KB_TYPES=q4_K,q6_K).
+// types (e.g. KB_TYPES=q4_K,q6_K). KB_MOE=1 adds a mixture-of-experts decode row per type: 8 of
+// 128 experts of Qwen3-30B-A3B's shape (gate and up fused 1536x2048, down 2048x768), picked at
+// random per token and run as the engine runs them (matmul_many), against the same bytes read as
+// one matrix.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -107,6 +110,58 @@ void bench_type(TensorType t, SimdLevel level, ThreadPool& pool, double bw, doub
       mv_gbs / bw, mm_s * 1e3, gops, gops / peak, gops_cpu, gops_cpu / peak_cpu);
 }
 
+MatrixView make_view(TensorType t, SimdLevel level, int64_t rows, int64_t cols,
+                     std::vector<uint8_t>& storage, ThreadPool& pool) {
+  storage = random_matrix(t, rows, cols, uint32_t(rows + cols));
+  MatrixView v{t, storage.data(), rows, cols, storage.size() / size_t(rows)};
+  if (level == SimdLevel::Avx512 && interleavable(v) && std::getenv("KB_PLAIN") == nullptr) {
+    std::vector<uint8_t> tiled(interleaved_bytes(v));
+    v = interleave_rows(v, tiled.data(), &pool);
+    storage = std::move(tiled);
+    v.data = storage.data();
+  }
+  return v;
+}
+
+// One decode row through 8 of 128 experts per token, as model/moe.cpp runs it.
+void bench_experts(TensorType t, SimdLevel level, ThreadPool& pool, double bw) {
+  constexpr int kExperts = 128, kUsed = 8;
+  constexpr int64_t E = 2048, F = 768;
+  std::vector<uint8_t> gu0, dn0;
+  const MatrixView gu = make_view(t, level, 2 * F, E, gu0, pool);
+  const MatrixView dn = make_view(t, level, E, F, dn0, pool);
+  std::vector<std::vector<uint8_t>> gus(kExperts, gu0), dns(kExperts, dn0);
+  std::vector<float> x(size_t(E), 0.5f), h(size_t(kUsed * F), 0.25f);
+  std::vector<float> y1(size_t(kUsed * 2 * F)), y2(size_t(kUsed * E));
+  std::mt19937 rng(11);
+  std::vector<int> ids(kExperts);
+  for (int i = 0; i < kExperts; ++i) ids[size_t(i)] = i;
+  const size_t token_bytes = size_t(kUsed) * (gu0.size() + dn0.size());
+  auto token = [&] {
+    std::shuffle(ids.begin(), ids.end(), rng);
+    std::vector<MatmulJob> a, b;
+    for (int j = 0; j < kUsed; ++j) {
+      MatrixView g = gu, d = dn;
+      g.data = gus[size_t(ids[size_t(j)])].data();
+      d.data = dns[size_t(ids[size_t(j)])].data();
+      a.push_back({g, x.data(), 1, y1.data() + j * 2 * F});
+      b.push_back({d, h.data() + j * F, 1, y2.data() + j * E});
+    }
+    matmul_many(a.data(), a.size(), &pool);
+    matmul_many(b.data(), b.size(), &pool);
+  };
+  for (int i = 0; i < 20; ++i) token();
+  const int reps = 400;
+  const double t0 = now_s();
+  for (int i = 0; i < reps; ++i) token();
+  const double s = (now_s() - t0) / reps;
+  const double gbs = double(token_bytes) / s / 1e9;
+  std::printf(
+      "%-6s experts 8 of 128 (1536x2048 + 2048x768)  %7.3f ms/token %6.2f GB/s (%.2f of "
+      "read bw)\n",
+      std::string(baton::gguf::type_name(t)).c_str(), s * 1e3, gbs, gbs / bw);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -144,6 +199,9 @@ int main(int argc, char** argv) {
     wanted += ",";
     if (only != nullptr && wanted.find("," + name + ",") == std::string::npos) continue;
     bench_type(t, level, pool, bw, peak, peak_cpu);
+    if (std::getenv("KB_MOE") != nullptr && t != TensorType::F16 && t != TensorType::F32) {
+      bench_experts(t, level, pool, bw);
+    }
   }
   return 0;
 }

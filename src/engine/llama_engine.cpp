@@ -73,16 +73,23 @@ LlamaEngine::LlamaEngine(std::unique_ptr<model::LlamaModel> model,
   info_.block_size = model_->kv().block_size();
   info_.kv_bytes_per_block = model_->kv().bytes_per_block();
   info_.fingerprint = fingerprint;
+  // Blocks hold the full-attention layers only (windowed layers keep theirs per sequence).
+  const auto* win = model_->window_kv();
   info_.kv_layout = fmt::format("{} layers={} kv_heads={} head_dim={} arithmetic={}",
                                 model_->kv().type() == model::KvType::F16 ? "f16" : "f32",
-                                h.n_attention_layers(), h.n_head_kv, h.head_dim, kKvArithmetic);
-  if (h.is_hybrid()) {
-    // KV of another layer pattern means other bits: the layout names it.
+                                h.n_attention_layers() - (win ? win->cache().n_layers() : 0),
+                                h.n_head_kv, h.head_dim, kKvArithmetic);
+  if (h.is_hybrid() || win) {
+    // KV of another layer pattern means other bits: the layout names it (r: recurrent, w:
+    // windowed, a: full attention).
     std::string pattern;
-    for (int32_t il = 0; il < h.n_layer; ++il) pattern += h.is_recurrent(il) ? 'r' : 'a';
+    for (int32_t il = 0; il < h.n_layer; ++il) {
+      pattern += h.is_recurrent(il) ? 'r' : h.window(il) > 0 ? 'w' : 'a';
+    }
     info_.kv_layout += " pattern=" + pattern;
-    info_.state_bytes_per_seq = model_->states()->bytes_per_seq();
+    if (win) info_.kv_layout += fmt::format(" window={}", win->window());
   }
+  info_.state_bytes_per_seq = model_->state_checkpoint_bytes();
   info_.bos_id = tok_->bos_id();
   for (int32_t id = 0; id < tok_->n_vocab(); ++id) {
     if (tok_->is_eog(id)) info_.eog_ids.push_back(id);
@@ -93,7 +100,7 @@ LlamaEngine::~LlamaEngine() = default;
 
 void LlamaEngine::allocate_kv(int32_t n_blocks) {
   model_->kv().allocate(n_blocks);
-  if (auto* st = model_->states()) st->clear();  // the sequences they belonged to are gone
+  model_->clear_sequences();  // the sequences they belonged to are gone
 }
 
 void LlamaEngine::release_sequence(uint64_t request_id) {
@@ -101,18 +108,11 @@ void LlamaEngine::release_sequence(uint64_t request_id) {
 }
 
 void LlamaEngine::allocate_state_slots(int32_t n_slots) {
-  auto* st = model_->states();
-  if (st == nullptr) {
-    if (n_slots > 0) throw std::runtime_error("state checkpoints asked of a model without state");
-    return;
-  }
-  st->allocate_slots(n_slots);
+  model_->allocate_state_slots(n_slots);
 }
 
 void LlamaEngine::restore_state(uint64_t request_id, int32_t slot, int32_t n_pos) {
-  auto* st = model_->states();
-  if (st == nullptr) throw std::runtime_error("this model keeps no recurrent state to restore");
-  if (const auto why = st->restore(request_id, slot, n_pos); !why.empty()) {
+  if (const auto why = model_->restore_state(request_id, slot, n_pos); !why.empty()) {
     throw std::runtime_error(why);
   }
 }
@@ -174,9 +174,9 @@ std::unique_ptr<LlamaEngine> load_llama_engine(const std::string& path, const En
   std::string ffn = h.is_moe() ? fmt::format("experts {} ({} used per token), expert ff {}",
                                              h.moe.n_expert, h.moe.n_used, h.moe.n_ff)
                                : fmt::format("ff {}", h.n_ff);
-  if (h.n_swa > 0) {
-    const auto windowed = std::count(h.swa.begin(), h.swa.end(), true);
-    ffn += fmt::format(", sliding window {} in {} of {} layers", h.n_swa, windowed, h.n_layer);
+  if (const auto* win = model->window_kv()) {
+    ffn += fmt::format(", sliding window {} in {} of {} layers", h.n_swa, win->cache().n_layers(),
+                       h.n_layer);
   }
   log::info("loaded {} ({}): {} layers, embd {}, heads {}/{}, {}, vocab {}, {} threads", path,
             model::arch_name(h.arch), h.n_layer, h.n_embd, h.n_head, h.n_head_kv, ffn, h.n_vocab,
@@ -187,6 +187,15 @@ std::unique_ptr<LlamaEngine> load_llama_engine(const std::string& path, const En
         "sequence), {} attend",
         h.n_layer - h.n_attention_layers(), h.n_layer,
         double(model->states()->bytes_per_seq()) / 1048576.0, h.n_attention_layers());
+  }
+  if (const auto* win = model->window_kv()) {
+    const uint64_t per_pos = win->cache().bytes_per_block() / uint64_t(win->cache().block_size());
+    log::info(
+        "windowed layers keep their KV per sequence, only the last {} positions and the step "
+        "being computed ({:.1f} KiB per position; the block cache holds the other {} layers): "
+        "a prefix is reused from a {:.2f} MB checkpoint of that window",
+        h.n_swa, double(per_pos) / 1024.0, h.n_attention_layers() - win->cache().n_layers(),
+        double(win->checkpoint_bytes()) / 1048576.0);
   }
   if (model->interleaved_bytes() > 0) {
     log::info(

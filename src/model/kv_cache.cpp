@@ -44,6 +44,12 @@ void KvCache::allocate(int32_t n_blocks) {
   n_blocks_ = n_blocks;
 }
 
+void KvCache::grow(int32_t n_blocks) {
+  if (n_blocks < n_blocks_) throw std::runtime_error("KvCache::grow: cannot shrink");
+  storage_.resize(static_cast<size_t>(n_blocks) * bytes_per_block());
+  n_blocks_ = n_blocks;
+}
+
 uint64_t KvCache::offset(int32_t block, int32_t layer, int32_t kv, int32_t head) const {
   return static_cast<uint64_t>(block) * block_elems_ +
          ((static_cast<uint64_t>(layer) * 2 + kv) * n_head_kv_ + head) * block_size_ * head_dim_;

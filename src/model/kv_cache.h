@@ -15,9 +15,11 @@ class KvCache {
   KvCache(KvType type, int32_t block_size, int32_t n_layer, int32_t n_head_kv, int32_t head_dim);
 
   void allocate(int32_t n_blocks);  // drops previous contents
+  void grow(int32_t n_blocks);      // keeps every block's contents (blocks are block-major)
   int32_t n_blocks() const { return n_blocks_; }
   int32_t block_size() const { return block_size_; }
   KvType type() const { return type_; }
+  int32_t n_layers() const { return n_layer_; }
   uint64_t bytes_per_block() const { return block_elems_ * elem_bytes(); }
   uint64_t bytes_total() const { return storage_.size(); }
 
@@ -34,6 +36,13 @@ class KvCache {
   uint8_t* block_data(int32_t block) {
     return storage_.data() + offset(block, 0, 0, 0) * elem_bytes();
   }
+  // Slot `slot` of one head's rows in storage form, and the bytes of one such row.
+  uint8_t* slot_data(int32_t block, int32_t layer, int32_t kv, int32_t head, int32_t slot) {
+    return storage_.data() +
+           (offset(block, layer, kv, head) + static_cast<uint64_t>(slot) * head_dim_) *
+               elem_bytes();
+  }
+  size_t row_bytes() const { return static_cast<size_t>(head_dim_) * elem_bytes(); }
   // Copies the first n_tokens slots of every layer/head from block src to block dst.
   void copy_block(int32_t src, int32_t dst, int32_t n_tokens);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <new>
 #include <numeric>
 #include <stdexcept>
 #include <thread>
@@ -21,6 +22,7 @@ struct LlamaModel::Acts {
   int64_t n = 0;
   std::vector<int32_t> pos, row_seq;
   std::vector<const int32_t*> row_table;
+  std::vector<const int32_t*> row_window_table;    // windowed models: each row's window blocks
   std::vector<std::pair<int64_t, int32_t>> tiles;  // (first row, rows) within one sequence
   std::vector<float> x, xn, q, k, v, att, tmp, gate, up, cos_v, sin_v;
   std::vector<float> cos_swa, sin_swa;  // the windowed layers' rope, when it has its own
@@ -56,14 +58,22 @@ HParams swa_rope_params(const HParams& h) {
   return s;
 }
 
-// Each attention layer's index among the attention layers: only those hold KV.
+// Each full-attention layer's index among them (their KV is in the block cache), each windowed
+// layer's among the windowed ones (their KV is in the window KV); recurrent layers hold none.
 std::vector<int32_t> kv_layers_of(const HParams& h) {
   std::vector<int32_t> out(static_cast<size_t>(h.n_layer), -1);
-  int32_t next = 0;
+  int32_t full = 0, windowed = 0;
   for (int32_t il = 0; il < h.n_layer; ++il) {
-    if (!h.is_recurrent(il)) out[il] = next++;
+    if (h.is_recurrent(il)) continue;
+    out[il] = h.window(il) > 0 ? windowed++ : full++;
   }
   return out;
+}
+
+int32_t n_windowed_layers(const HParams& h) {
+  int32_t n = 0;
+  for (int32_t il = 0; il < h.n_layer; ++il) n += !h.is_recurrent(il) && h.window(il) > 0;
+  return n;
 }
 
 void add_bias(float* y, const std::vector<float>& b, int64_t n_rows) {
@@ -83,9 +93,14 @@ LlamaModel::LlamaModel(std::unique_ptr<gguf::GgufFile> file, const ModelOptions&
                     ? std::make_unique<Rope>(swa_rope_params(h_), std::vector<float>{})
                     : nullptr),
       kv_layer_(kv_layers_of(h_)),
-      kv_(opts.kv_type, opts.block_size, h_.n_attention_layers(), h_.n_head_kv, h_.head_dim),
+      kv_(opts.kv_type, opts.block_size, h_.n_attention_layers() - n_windowed_layers(h_),
+          h_.n_head_kv, h_.head_dim),
       pool_(std::make_unique<kernels::ThreadPool>(default_threads(opts.threads))) {
   if (h_.is_hybrid()) states_ = std::make_unique<RecurrentStates>(h_);
+  if (n_windowed_layers(h_) > 0) {
+    window_ = std::make_unique<WindowKv>(opts.kv_type, opts.block_size, n_windowed_layers(h_),
+                                         h_.n_head_kv, h_.head_dim, h_.n_swa);
+  }
   if (opts.interleave_weights) arena_ = interleave_weights(w_, pool_.get());
 }
 
@@ -142,31 +157,99 @@ void LlamaModel::validate(const std::vector<SeqSlice>& seqs) const {
                         i, s.block_table[b], kv_.n_blocks()));
       }
     }
-    if (!states_) continue;
-    if (const auto why = states_->check(s.seq_id, s.start_pos); !why.empty()) {
-      throw std::runtime_error(fmt::format("batch seq {}: {}", i, why));
-    }
-    for (size_t j = 0; j < i; ++j) {
-      if (seqs[j].n_tokens > 0 && seqs[j].seq_id == s.seq_id) {
-        throw std::runtime_error(fmt::format(
-            "batch seqs {} and {}: both are sequence {} (one recurrent state)", j, i, s.seq_id));
-      }
+    if (has_sequence_state()) validate_sequence_state(i, seqs);
+  }
+}
+
+void LlamaModel::validate_sequence_state(size_t i, const std::vector<SeqSlice>& seqs) const {
+  const SeqSlice& s = seqs[i];
+  for (const std::string& why : {states_ ? states_->check(s.seq_id, s.start_pos) : "",
+                                 window_ ? window_->check(s.seq_id, s.start_pos) : ""}) {
+    if (!why.empty()) throw std::runtime_error(fmt::format("batch seq {}: {}", i, why));
+  }
+  for (size_t j = 0; j < i; ++j) {
+    if (seqs[j].n_tokens > 0 && seqs[j].seq_id == s.seq_id) {
+      throw std::runtime_error(fmt::format(
+          "batch seqs {} and {}: both are sequence {} (one state per sequence)", j, i, s.seq_id));
     }
   }
 }
 
+uint64_t LlamaModel::state_checkpoint_bytes() const {
+  const uint64_t bytes =
+      (states_ ? states_->bytes_per_seq() : 0) + (window_ ? window_->checkpoint_bytes() : 0);
+  return (bytes + 63) / 64 * 64;
+}
+
+void LlamaModel::allocate_state_slots(int32_t n) {
+  if (!has_sequence_state()) {
+    if (n > 0) throw std::runtime_error("state checkpoints asked of a model without state");
+    return;
+  }
+  slot_arena_.reset();
+  n_slots_ = 0;
+  const uint64_t stride = state_checkpoint_bytes();
+  if (n > 0) {
+    try {
+      slot_arena_ = std::make_unique_for_overwrite<uint8_t[]>(static_cast<size_t>(n) * stride);
+    } catch (const std::bad_alloc&) {
+      throw std::runtime_error(
+          fmt::format("cannot allocate {} state checkpoints of {:.2f} MB: lower --state-ram-mb", n,
+                      double(stride) / 1048576.0));
+    }
+    n_slots_ = n;
+  }
+  const uint64_t recurrent = states_ ? states_->bytes_per_seq() : 0;
+  if (states_) states_->attach_slots(slot_arena_.get(), stride, n_slots_);
+  if (window_) window_->attach_slots(slot_arena_.get() + recurrent, stride, n_slots_);
+}
+
+std::span<uint8_t> LlamaModel::state_slot(int32_t s) {
+  if (s < 0 || s >= n_slots_) return {};
+  const uint64_t stride = state_checkpoint_bytes();
+  return {slot_arena_.get() + static_cast<uint64_t>(s) * stride, stride};
+}
+
+void LlamaModel::set_state_slot(int32_t s, int32_t n_pos) {
+  if (s < 0 || s >= n_slots_) {
+    throw std::runtime_error(fmt::format("state checkpoint slot {} does not exist", s));
+  }
+  if (states_) {
+    if (n_pos > 0) {
+      states_->commit_slot(s, n_pos);
+    } else {
+      states_->begin_slot(s);
+    }
+  }
+  if (window_) window_->set_slot(s, n_pos);
+}
+
+std::string LlamaModel::restore_state(uint64_t seq_id, int32_t s, int32_t n_pos) {
+  if (!has_sequence_state()) return "this model keeps no sequence state to restore";
+  if (states_) {
+    if (auto why = states_->restore(seq_id, s, n_pos); !why.empty()) return why;
+  }
+  if (window_) {
+    if (auto why = window_->restore(seq_id, s, n_pos); !why.empty()) {
+      if (states_) states_->release(seq_id);  // half a state is no state
+      return why;
+    }
+  }
+  return "";
+}
+
 void LlamaModel::validate_captures(const std::vector<SeqSlice>& seqs) const {
-  std::vector<bool> used(states_ ? static_cast<size_t>(states_->n_slots()) : 0, false);
+  std::vector<bool> used(static_cast<size_t>(n_state_slots()), false);
   for (size_t i = 0; i < seqs.size(); ++i) {
     const SeqSlice& s = seqs[i];
     int32_t last = s.start_pos;
     for (int32_t c = 0; c < s.n_captures; ++c) {
       const StateCapture& cap = s.captures[c];
-      if (!states_ || cap.slot < 0 || cap.slot >= states_->n_slots() || used[cap.slot]) {
+      if (cap.slot < 0 || cap.slot >= n_state_slots() || used[cap.slot]) {
         throw std::runtime_error(fmt::format(
             "batch seq {}: state checkpoint slot {} is out of range ({} allocated) or taken "
             "twice in one step",
-            i, cap.slot, states_ ? states_->n_slots() : 0));
+            i, cap.slot, n_state_slots()));
       }
       if (cap.pos <= last || cap.pos > s.start_pos + s.n_tokens) {
         throw std::runtime_error(
@@ -176,6 +259,46 @@ void LlamaModel::validate_captures(const std::vector<SeqSlice>& seqs) const {
       }
       used[cap.slot] = true;
       last = cap.pos;
+    }
+  }
+}
+
+// Each sequence's state for this step: the recurrent state and its checkpoints' slots (hybrid
+// models), the window blocks each row's windowed layers read and write (windowed models). A
+// checkpoint slot being written holds nothing usable until commit_sequence_state.
+void LlamaModel::begin_sequence_state(const std::vector<SeqSlice>& seqs, Acts& a) {
+  if (window_) {
+    for (const auto& s : seqs) {
+      if (s.n_tokens == 0) continue;
+      const int32_t* table = window_->begin(s.seq_id, s.start_pos, s.start_pos + s.n_tokens);
+      a.row_window_table.insert(a.row_window_table.end(), s.n_tokens, table);
+      for (int32_t c = 0; c < s.n_captures; ++c) window_->begin_slot(s.captures[c].slot);
+    }
+  }
+  if (!states_) return;
+  int64_t row0 = 0;
+  for (const auto& s : seqs) {
+    if (s.n_tokens == 0) continue;
+    a.seqs.push_back({row0, s.n_tokens, nullptr, nullptr, {}});
+    a.seq_state.push_back(states_->begin(s.seq_id, s.start_pos));
+    auto& caps = a.seq_captures.emplace_back();
+    for (int32_t c = 0; c < s.n_captures; ++c) {
+      states_->begin_slot(s.captures[c].slot);
+      caps.emplace_back(s.captures[c].pos - s.start_pos, states_->slot(s.captures[c].slot));
+    }
+    row0 += s.n_tokens;
+  }
+}
+
+void LlamaModel::commit_sequence_state(const std::vector<SeqSlice>& seqs) {
+  for (const auto& s : seqs) {
+    if (s.n_tokens == 0) continue;
+    const int32_t end = s.start_pos + s.n_tokens;
+    if (states_) states_->commit(s.seq_id, end);
+    if (window_) window_->commit(s.seq_id, end);
+    for (int32_t c = 0; c < s.n_captures; ++c) {
+      if (states_) states_->commit_slot(s.captures[c].slot, s.captures[c].pos);
+      if (window_) window_->capture(s.seq_id, s.captures[c].pos, s.captures[c].slot);
     }
   }
 }
@@ -199,20 +322,7 @@ void LlamaModel::forward(const std::vector<SeqSlice>& seqs,
   a.n = static_cast<int64_t>(a.pos.size());
   logits.clear();
   if (a.n == 0) return;
-  if (states_) {
-    int64_t row0 = 0;
-    for (const auto& s : seqs) {
-      if (s.n_tokens == 0) continue;
-      a.seqs.push_back({row0, s.n_tokens, nullptr, nullptr, {}});
-      a.seq_state.push_back(states_->begin(s.seq_id, s.start_pos));
-      auto& caps = a.seq_captures.emplace_back();
-      for (int32_t c = 0; c < s.n_captures; ++c) {
-        states_->begin_slot(s.captures[c].slot);
-        caps.emplace_back(s.captures[c].pos - s.start_pos, states_->slot(s.captures[c].slot));
-      }
-      row0 += s.n_tokens;
-    }
-  }
+  begin_sequence_state(seqs, a);
   const int64_t E = h_.n_embd, P = rope_->n_pairs();
   a.x.resize(a.n * E);
   a.xn.resize(a.n * E);
@@ -240,15 +350,7 @@ void LlamaModel::forward(const std::vector<SeqSlice>& seqs,
     });
   }
   for (int32_t il = 0; il < h_.n_layer; ++il) layer(il, a);
-  if (states_) {
-    for (const auto& s : seqs) {
-      if (s.n_tokens == 0) continue;
-      states_->commit(s.seq_id, s.start_pos + s.n_tokens);
-      for (int32_t c = 0; c < s.n_captures; ++c) {
-        states_->commit_slot(s.captures[c].slot, s.captures[c].pos);
-      }
-    }
-  }
+  commit_sequence_state(seqs);
 
   // Final norm and the output projection, only for the rows that want logits.
   std::vector<float> last;
@@ -295,9 +397,12 @@ void LlamaModel::layer(int32_t il, Acts& a) {
   // Every row's K/V goes to the cache before any row attends, and attention reads only the
   // cache: a token then sees the same (possibly F16-rounded) keys in any chunking.
   const int32_t bs = kv_.block_size();
+  const bool windowed = window_ && h_.window(il) > 0;
+  KvCache& cache = windowed ? window_->cache() : kv_;
+  const auto& tables = windowed ? a.row_window_table : a.row_table;
   for (int64_t r = 0; r < n; ++r) {
-    kv_.write(a.row_table[r][a.pos[r] / bs], a.pos[r] % bs, kv_layer_[il], a.k.data() + r * KD,
-              a.v.data() + r * KD);
+    cache.write(tables[r][a.pos[r] / bs], a.pos[r] % bs, kv_layer_[il], a.k.data() + r * KD,
+                a.v.data() + r * KD);
   }
   attention(il, a);
   if (h_.gated_attention()) {
@@ -442,13 +547,16 @@ void LlamaModel::attention(int32_t il, Acts& a) {
   std::stable_sort(order.begin(), order.end(),
                    [&](int32_t x, int32_t y) { return cost(x) > cost(y); });
   std::atomic<int64_t> next{0};
+  const bool windowed = window_ && s.window > 0;
+  const KvCache& cache = windowed ? window_->cache() : kv_;
+  const auto& tables = windowed ? a.row_window_table : a.row_table;
   auto run = [&](int64_t, int64_t) {
     AttentionScratch scratch;
     for (int64_t it = next++; it < items; it = next++) {
       const auto [r, n] = a.tiles[order[it % n_tiles]];
       const int32_t g = static_cast<int32_t>(it / n_tiles);
-      attend_rows(kv_, kv_layer_[il], s, g, a.q.data() + r * QD, a.pos.data() + r, n,
-                  a.row_table[r], a.att.data() + r * QD, scratch);
+      attend_rows(cache, kv_layer_[il], s, g, a.q.data() + r * QD, a.pos.data() + r, n, tables[r],
+                  a.att.data() + r * QD, scratch);
     }
   };
   if (items < 2) {

@@ -4,6 +4,7 @@
 // (hybrid models), and the forward pass over a ragged batch of sequences.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "model/rope.h"
 #include "model/weight_arena.h"
 #include "model/weights.h"
+#include "model/window_kv.h"
 
 namespace baton::model {
 
@@ -27,8 +29,9 @@ struct ModelOptions {
   bool interleave_weights = true;
 };
 
-// A checkpoint of a sequence's recurrent state after its first `pos` positions, written into
-// checkpoint slot `slot` (see RecurrentStates::allocate_slots) by the step that reaches pos.
+// A checkpoint of a sequence's state (a hybrid model's recurrent state, a windowed model's
+// window KV) after its first `pos` positions, written into checkpoint slot `slot` (see
+// LlamaModel::allocate_state_slots) by the step that reaches pos.
 struct StateCapture {
   int32_t pos = 0;
   int32_t slot = 0;
@@ -42,10 +45,11 @@ struct SeqSlice {
   const int32_t* block_table = nullptr;
   int32_t n_table = 0;
   bool want_logits = false;
-  // Names the sequence's recurrent state (hybrid models): one id per sequence in a step.
+  // Names the sequence's state (hybrid models' recurrent state, windowed layers' KV): one id per
+  // sequence in a step.
   uint64_t seq_id = 0;
-  // Hybrid models: checkpoints to take inside this slice (start_pos < pos <= start_pos +
-  // n_tokens, increasing, each slot once per step).
+  // Models with sequence state: checkpoints to take inside this slice (start_pos < pos <= start_pos
+  // + n_tokens, increasing, each slot once per step).
   const StateCapture* captures = nullptr;
   int32_t n_captures = 0;
 };
@@ -67,9 +71,37 @@ class LlamaModel {
   // Hybrid models only (null otherwise): the per-sequence recurrent states.
   RecurrentStates* states() { return states_.get(); }
   const RecurrentStates* states() const { return states_.get(); }
-  // Frees a sequence's recurrent state (nothing for other models).
+  // Windowed models only (null otherwise): the windowed layers' KV of each sequence.
+  WindowKv* window_kv() { return window_.get(); }
+  const WindowKv* window_kv() const { return window_.get(); }
+
+  // State a sequence keeps beside its blocks, which cannot be rebuilt from the block cache: a
+  // hybrid model's recurrent state, a windowed model's window KV. Such a sequence continues only
+  // from where its last step ended (or restarts at 0, or from a checkpoint of that state).
+  bool has_sequence_state() const { return states_ || window_; }
+  // Bytes of one checkpoint slot (recurrent state + the window before its position), a multiple
+  // of 64.
+  uint64_t state_checkpoint_bytes() const;
+  // Storage for n checkpoint slots (untouched pages cost nothing); throws std::runtime_error
+  // when it cannot be had.
+  void allocate_state_slots(int32_t n);
+  int32_t n_state_slots() const { return n_slots_; }
+  // Slot s's bytes, for copying a checkpoint out or in (empty when s is out of range), and the
+  // positions a slot written that way holds (<= 0: nothing usable; mark it so before writing).
+  std::span<uint8_t> state_slot(int32_t s);
+  void set_state_slot(int32_t s, int32_t n_pos);
+  // Sequence seq_id continues from slot s, which must hold the state after n_pos positions: ""
+  // when it did, else why not (one line).
+  std::string restore_state(uint64_t seq_id, int32_t s, int32_t n_pos);
+  // Frees a sequence's state (nothing for other models).
   void release_sequence(uint64_t seq_id) {
     if (states_) states_->release(seq_id);
+    if (window_) window_->release(seq_id);
+  }
+  // Forgets every sequence's state (the KV they pointed into is gone).
+  void clear_sequences() {
+    if (states_) states_->clear();
+    if (window_) window_->clear();
   }
 
   // Runs every slice's tokens through the model, writing their K/V into the cache, and returns
@@ -81,6 +113,9 @@ class LlamaModel {
   struct Acts;
   void validate(const std::vector<SeqSlice>& seqs) const;
   void validate_captures(const std::vector<SeqSlice>& seqs) const;
+  void validate_sequence_state(size_t i, const std::vector<SeqSlice>& seqs) const;
+  void begin_sequence_state(const std::vector<SeqSlice>& seqs, Acts& a);
+  void commit_sequence_state(const std::vector<SeqSlice>& seqs);
   void layer(int32_t il, Acts& a);
   void project_qkv(const LayerWeights& L, Acts& a);
   void ffn(const LayerWeights& L, Acts& a);
@@ -98,9 +133,15 @@ class LlamaModel {
   ModelWeights w_;
   std::unique_ptr<Rope> rope_;
   std::unique_ptr<Rope> rope_swa_;  // the windowed layers' own rope (gemma3), or null
-  std::vector<int32_t> kv_layer_;   // per layer, its layer in the KV cache (attention layers)
+  // Per layer, its layer in the KV cache (full-attention layers) or in the window KV (windowed
+  // layers); -1 for recurrent layers.
+  std::vector<int32_t> kv_layer_;
   KvCache kv_;
   std::unique_ptr<RecurrentStates> states_;
+  std::unique_ptr<WindowKv> window_;
+  // Checkpoint slots: each the recurrent state's bytes, then the window's.
+  std::unique_ptr<uint8_t[]> slot_arena_;
+  int32_t n_slots_ = 0;
   std::unique_ptr<kernels::ThreadPool> pool_;
   std::unique_ptr<WeightArena> arena_;  // the interleaved matrices w_ points into, if any
 };

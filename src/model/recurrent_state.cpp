@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <new>
 #include <stdexcept>
 
 namespace baton::model {
@@ -42,19 +41,10 @@ float* RecurrentStates::begin(uint64_t seq, int32_t start_pos) {
   return e.data.data();
 }
 
-void RecurrentStates::allocate_slots(int32_t n) {
-  slot_pos_.clear();
-  slots_.reset();
-  if (n <= 0) return;
-  try {
-    slots_ = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(n) *
-                                                     static_cast<size_t>(per_seq_));
-  } catch (const std::bad_alloc&) {
-    throw std::runtime_error(fmt::format(
-        "cannot allocate {} recurrent-state checkpoints of {:.2f} MB: lower --state-ram-mb", n,
-        double(bytes_per_seq()) / 1048576.0));
-  }
-  slot_pos_.assign(static_cast<size_t>(n), -1);
+void RecurrentStates::attach_slots(uint8_t* base, uint64_t stride, int32_t n) {
+  slots_ = base;
+  stride_ = stride;
+  slot_pos_.assign(static_cast<size_t>(std::max(0, n)), -1);
 }
 
 std::string RecurrentStates::restore(uint64_t seq, int32_t s, int32_t n_pos) {

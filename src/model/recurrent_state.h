@@ -31,11 +31,13 @@ class RecurrentStates {
   void clear() { seqs_.clear(); }
 
   // Checkpoint slots: copies of some sequence's state after n_pos positions, which a step writes
-  // at a position inside it (delta_net's captures) and another sequence can start from.
-  // Throws std::runtime_error when the memory cannot be had.
-  void allocate_slots(int32_t n);
+  // at a position inside it (delta_net's captures) and another sequence can start from. Their
+  // storage is the model's (slot s at base + s * stride, bytes_per_seq() of it, float-aligned).
+  void attach_slots(uint8_t* base, uint64_t stride, int32_t n);
   int32_t n_slots() const { return static_cast<int32_t>(slot_pos_.size()); }
-  float* slot(int32_t s) { return slots_.get() + static_cast<int64_t>(s) * per_seq_; }
+  float* slot(int32_t s) {
+    return reinterpret_cast<float*>(slots_ + static_cast<uint64_t>(s) * stride_);
+  }
   // A step is writing slot s: until commit_slot it holds nothing a restore may use.
   void begin_slot(int32_t s) { slot_pos_[s] = -1; }
   void commit_slot(int32_t s, int32_t n_pos) { slot_pos_[s] = n_pos; }
@@ -56,8 +58,9 @@ class RecurrentStates {
   std::vector<int64_t> offset_;  // per layer, into a sequence's floats
   int64_t conv_floats_ = 0;
   int64_t per_seq_ = 0;
-  std::unique_ptr<float[]> slots_;  // n_slots x per_seq_, pages touched when first written
-  std::vector<int32_t> slot_pos_;   // positions each slot holds; -1: nothing usable
+  uint8_t* slots_ = nullptr;  // n_slots x stride_ (the model's storage)
+  uint64_t stride_ = 0;
+  std::vector<int32_t> slot_pos_;  // positions each slot holds; -1: nothing usable
 };
 
 }  // namespace baton::model

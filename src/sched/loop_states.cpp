@@ -1,8 +1,9 @@
-// LoopCore: recurrent-state checkpoints of hybrid models. A request's state summarises its whole
-// prefix and cannot be cut back, so a cached prefix is reusable only up to a block after which a
-// checkpoint of the state was taken. Steps take them at block ends (every N blocks and at the end
-// of each prompt's last full block); admission cuts a prefix match back to the deepest
-// checkpointed block and starts the request's state there.
+// LoopCore: state checkpoints of models whose sequences keep state beside their KV blocks (the
+// recurrent state of hybrid models, the windowed layers' KV of sliding-window models). A
+// request's state summarises its prefix and cannot be rebuilt from the blocks, so a cached prefix
+// is reusable only up to a block after which a checkpoint of the state was taken. Steps take them
+// at block ends (every N blocks and at the end of each prompt's last full block); admission cuts a
+// prefix match back to the deepest checkpointed block and starts the request's state there.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -30,9 +31,9 @@ void LoopCore::open_state_store() {
   const uint64_t per = info_.state_bytes_per_seq;
   const double mb = double(per) / 1048576.0;
   const std::string head = fmt::format(
-      "hybrid model {}: a recurrent state of {:.2f} MB per running request ({:.0f} MB at "
-      "--parallel {}, beside the KV pool)",
-      info_.model_name, mb, mb * config_.parallel, config_.parallel);
+      "model {} keeps state beside its KV blocks (a recurrent state, or its windowed layers' "
+      "KV): {:.2f} MB per checkpoint",
+      info_.model_name, mb);
   const std::string disk =
       config_.kv_disk_dir.empty()
           ? ""

@@ -21,6 +21,8 @@ namespace baton {
 namespace {
 
 using gguf::TensorType;
+using testing::forward_error;
+using testing::one_chunk;
 
 // The reference files' shape (README of ../shared/models/arch) with widths every type accepts:
 // rows of 256 for the K-quants. `interval`: every interval-th layer attends.
@@ -125,29 +127,6 @@ TEST(HybridModel, LoadsTheLayerPatternAndKeepsKvOnlyForAttention) {
   EXPECT_EQ(every2->model().hparams().recurrent, (std::vector<uint8_t>{1, 0, 1, 0}));
   EXPECT_EQ(every2->info().kv_bytes_per_block, 2 * every4->info().kv_bytes_per_block);
   EXPECT_NE(every2->info().kv_layout, every4->info().kv_layout);
-}
-
-engine::StepBatch one_chunk(uint64_t id, int32_t start, std::vector<int32_t> tokens,
-                            std::vector<int32_t> table) {
-  engine::SeqChunk c;
-  c.request_id = id;
-  c.start_pos = start;
-  c.tokens = std::move(tokens);
-  c.block_table = std::move(table);
-  c.want_logits = true;
-  engine::StepBatch b;
-  b.seqs.push_back(c);
-  return b;
-}
-
-std::string forward_error(engine::Engine& eng, const engine::StepBatch& b) {
-  try {
-    engine::StepOutput out;
-    eng.forward(b, out);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // A state covers a whole prefix: a step may continue a sequence only where it stopped. Any

@@ -130,4 +130,29 @@ inline void expect_file_batch_invariant(const std::string& model, const std::str
   }
 }
 
+// One sequence's chunk as a step of its own, wanting logits.
+inline engine::StepBatch one_chunk(uint64_t id, int32_t start, std::vector<int32_t> tokens,
+                                   std::vector<int32_t> table) {
+  engine::SeqChunk c;
+  c.request_id = id;
+  c.start_pos = start;
+  c.tokens = std::move(tokens);
+  c.block_table = std::move(table);
+  c.want_logits = true;
+  engine::StepBatch b;
+  b.seqs.push_back(c);
+  return b;
+}
+
+// What forward() throws for the step, or "(no error)".
+inline std::string forward_error(engine::Engine& eng, const engine::StepBatch& b) {
+  try {
+    engine::StepOutput out;
+    eng.forward(b, out);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 }  // namespace baton::testing
