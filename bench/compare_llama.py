@@ -3,13 +3,16 @@
 
     bench/compare_llama.py MODEL.gguf --llama-bench PATH/llama-bench [-t 2] [-p 512] [-n 64]
                            [--rounds 3] [--baton build/baton]
+                           [--peer-args "-rtr 1"] [--no-depth] [--peer-name ik_llama.cpp]
 
 Each round runs llama-bench (its prefill test, then its decode test at a depth of the prompt's
 length, so both engines decode over the same context, and from an empty context, llama-bench's
 usual figure) and then `baton bench engine` once, back
 to back, so both see the same machine; the table reports the medians over the
 rounds and baton/llama.cpp ratios (of the medians, and the median of the rounds' own ratios), plus baton's read bandwidth probe of the same rounds (decode
-as a share of it, for both engines). Machines shared with other work swing by a third between
+as a share of it, for both engines). --peer-args passes flags to the peer's llama-bench (e.g.
+ik_llama.cpp's run-time repacking, -rtr 1); --no-depth is for a llama-bench without -d
+(ik_llama.cpp's): its decode is then timed from an empty context only. Machines shared with other work swing by a third between
 minutes: compare only figures of one invocation.
 """
 import argparse
@@ -34,11 +37,13 @@ def llama_round(a):
     # an empty context unless given a depth. It runs at both: -d P reads the same KV as baton,
     # -d 0 is llama-bench's usual figure (attention over nothing: in baton's disfavour).
     common = [a.llama_bench, "-m", a.model, "-t", str(a.threads), "-r", "1", "-o", "json"]
+    common += a.peer_args.split()
     rows = run_json(common + ["-p", str(a.prompt), "-n", "0"])
     pre = next(r["avg_ts"] for r in rows if r["n_prompt"] > 0 and r["n_gen"] == 0)
-    rows = run_json(common + ["-p", "0", "-n", str(a.gen), "-d", f"0,{a.prompt}"])
+    depth = [] if a.no_depth else ["-d", f"0,{a.prompt}"]
+    rows = run_json(common + ["-p", "0", "-n", str(a.gen)] + depth)
     dec = {r.get("n_depth", 0): r["avg_ts"] for r in rows if r["n_gen"] > 0}
-    return pre, dec[a.prompt], dec[0]
+    return pre, dec.get(a.prompt, dec[0]), dec[0]
 
 
 def baton_round(a):
@@ -58,6 +63,10 @@ def main():
     ap.add_argument("-p", "--prompt", type=int, default=512)
     ap.add_argument("-n", "--gen", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--peer-args", default="", help="extra flags for the peer's llama-bench")
+    ap.add_argument("--no-depth", action="store_true",
+                    help="the peer's llama-bench has no -d: time its decode from empty only")
+    ap.add_argument("--peer-name", default="llama.cpp", help="the peer's name in the table")
     a = ap.parse_args()
     if a.rounds < 1 or a.prompt < 1 or a.gen < 1 or a.threads < 1:
         sys.exit("compare_llama: --rounds, -p, -n and -t must be >= 1")
@@ -72,7 +81,7 @@ def main():
         bp.append(p2)
         bd.append(d2)
         bw.append(g)
-        print(f"round {i + 1}: llama.cpp pp {p:.1f} tg {d:.2f} (empty context {d0:.2f}) | baton "
+        print(f"round {i + 1}: {a.peer_name} pp {p:.1f} tg {d:.2f} (empty context {d0:.2f}) | baton "
               f"pp {p2:.1f} tg {d2:.2f} | read bandwidth {g:.1f} GB/s", file=sys.stderr)
     med = statistics.median
     gbs = med(bw)
@@ -88,11 +97,12 @@ def main():
               f" {paired:7.2f}x   {what}")
 
     print(f"model      {a.model} ({a.threads} threads, medians of {a.rounds} rounds)")
-    print(f"{'':10} {'llama.cpp':>12} {'baton':>12} {'ratio':>8} {'paired':>8}")
+    print(f"{'':10} {a.peer_name:>12} {'baton':>12} {'ratio':>8} {'paired':>8}")
     row("prefill", bp, lp, ".1f", f"tok/s, {a.prompt}-token prompt")
-    row("decode", bd, ld, ".2f", f"tok/s, {a.gen} tokens after the prompt")
+    if not a.no_depth:
+        row("decode", bd, ld, ".2f", f"tok/s, {a.gen} tokens after the prompt")
     row("decode@0", bd, ld0, ".2f",
-        "tok/s, llama.cpp from an empty context (baton still after the prompt)")
+        f"tok/s, {a.peer_name} from an empty context (baton still after the prompt)")
     print(f"{'bandwidth':10} {share(med(ld)):11.1f}% {share(med(bd)):11.1f}%"
           f"   of {gbs:.1f} GB/s read (measured by baton in the same rounds)")
 
