@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "util/utf8.h"
+
 namespace baton::chat {
 
 namespace {
@@ -12,13 +14,6 @@ namespace {
 // a sentinel.
 constexpr char32_t kLead = 0xF0000;
 constexpr size_t kMaxTexts = 0xFFFFD - 0xF0001;
-
-void append_utf8(std::string& out, char32_t c) {
-  out += static_cast<char>(0xF0 | (c >> 18));
-  out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-  out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-  out += static_cast<char>(0x80 | (c & 0x3F));
-}
 
 // The 4-byte character at `i`, or 0 when there is none.
 char32_t four_byte_at(std::string_view s, size_t i) {
@@ -41,7 +36,7 @@ size_t ProtectedStrings::prefix_key(std::string_view s, size_t i) {
 
 ProtectedStrings::ProtectedStrings(std::vector<std::string> texts) : by_prefix_(1 << 16) {
   std::string lead;
-  append_utf8(lead, kLead);
+  util::append_utf8(lead, kLead);
   texts_.push_back(lead);
   for (auto& t : texts) {
     if (!t.empty() && t != lead) texts_.push_back(std::move(t));
@@ -80,8 +75,8 @@ std::string ProtectedStrings::protect(std::string_view text) const {
       out += text[i++];
       continue;
     }
-    append_utf8(out, kLead);
-    append_utf8(out, static_cast<char32_t>(kLead + 1 + hit));
+    util::append_utf8(out, kLead);
+    util::append_utf8(out, static_cast<uint32_t>(kLead + 1 + hit));
     i += texts_[hit].size();
   }
   return out;

@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "util/gbnf_literal.h"
+
 namespace baton::grammar {
 
 // A grammar that does not parse, refers to an undefined rule, is left-recursive, or can never
@@ -58,9 +60,7 @@ struct Element {
   uint32_t index = 0;  // Bytes: into Grammar::classes; Rule: rule id; End: the rule it closes
 };
 
-// The GBNF literal that matches exactly these bytes: quoted, with " and \ escaped and control
-// bytes written \xHH (what the parser reads back as the same bytes).
-std::string gbnf_literal(std::string_view bytes);
+using util::gbnf_literal;  // the GBNF literal of some bytes (util/gbnf_literal.h)
 
 class Grammar {
  public:

@@ -7,6 +7,7 @@
 
 #include "grammar/grammar_builder.h"
 #include "grammar/utf8_ranges.h"
+#include "util/utf8.h"
 
 namespace baton::grammar {
 namespace {
@@ -15,24 +16,6 @@ constexpr int kMaxRepeat = 10000;
 
 bool is_name_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
-}
-
-void append_utf8(uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 class Parser {
@@ -279,7 +262,7 @@ class Parser {
     std::string bytes;
     while (peek() != '"') {
       if (eof() || peek() == '\n') fail("unterminated string literal");
-      append_utf8(parse_char(), bytes);
+      util::append_utf8(bytes, parse_char());
     }
     ++pos_;
     Sequence out;
@@ -327,21 +310,6 @@ std::shared_ptr<const Grammar> Grammar::parse(std::string_view gbnf, std::string
   Builder b;
   Parser(gbnf, b).parse_all();
   return b.finish(std::string(root));
-}
-
-std::string gbnf_literal(std::string_view bytes) {
-  std::string out = "\"";
-  for (unsigned char c : bytes) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7F) {
-      out += fmt::format("\\x{:02X}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
 }
 
 }  // namespace baton::grammar

@@ -2,42 +2,18 @@
 
 #include <algorithm>
 
+#include "util/utf8.h"
+
 namespace baton::grammar {
 namespace {
 
 constexpr uint32_t kMaxCodePoint = 0x10FFFF;
 
-int utf8_length(uint32_t cp) {
-  return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-}
-
-void encode(uint32_t cp, uint8_t out[4]) {
-  switch (utf8_length(cp)) {
-    case 1:
-      out[0] = static_cast<uint8_t>(cp);
-      break;
-    case 2:
-      out[0] = static_cast<uint8_t>(0xC0 | (cp >> 6));
-      out[1] = static_cast<uint8_t>(0x80 | (cp & 0x3F));
-      break;
-    case 3:
-      out[0] = static_cast<uint8_t>(0xE0 | (cp >> 12));
-      out[1] = static_cast<uint8_t>(0x80 | ((cp >> 6) & 0x3F));
-      out[2] = static_cast<uint8_t>(0x80 | (cp & 0x3F));
-      break;
-    default:
-      out[0] = static_cast<uint8_t>(0xF0 | (cp >> 18));
-      out[1] = static_cast<uint8_t>(0x80 | ((cp >> 12) & 0x3F));
-      out[2] = static_cast<uint8_t>(0x80 | ((cp >> 6) & 0x3F));
-      out[3] = static_cast<uint8_t>(0x80 | (cp & 0x3F));
-  }
-}
-
 // lo..hi share one encoded length. Splits until every byte position of the range is an
 // independent byte range (the continuation bytes of lo are all 0x80 and of hi all 0xBF, except
 // where the leading bytes agree).
 void split_same_length(uint32_t lo, uint32_t hi, std::vector<ByteSequence>& out) {
-  const int n = utf8_length(lo);
+  const int n = util::utf8_length(lo);
   for (int i = 1; i < n; ++i) {
     const uint32_t m = (1u << (6 * i)) - 1;
     if ((lo & ~m) != (hi & ~m)) {
@@ -54,8 +30,8 @@ void split_same_length(uint32_t lo, uint32_t hi, std::vector<ByteSequence>& out)
     }
   }
   uint8_t a[4], b[4];
-  encode(lo, a);
-  encode(hi, b);
+  util::encode_utf8(lo, a);
+  util::encode_utf8(hi, b);
   ByteSequence seq;
   for (int i = 0; i < n; ++i) seq.push_back({a[i], b[i]});
   out.push_back(std::move(seq));

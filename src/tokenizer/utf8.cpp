@@ -1,6 +1,8 @@
-#include "tokenizer/utf8.h"
+#include "util/utf8.h"
 
 #include <array>
+
+#include "tokenizer/utf8.h"
 
 namespace baton::tokenizer::utf8 {
 
@@ -42,24 +44,6 @@ size_t valid_prefix(std::string_view s) {
   return i;
 }
 
-void append_cpt(std::string& out, uint32_t cpt) {
-  if (cpt < 0x80) {
-    out.push_back(static_cast<char>(cpt));
-  } else if (cpt < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cpt >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cpt & 0x3F)));
-  } else if (cpt < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cpt >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cpt >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cpt & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cpt >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cpt >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cpt >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cpt & 0x3F)));
-  }
-}
-
 uint32_t decode_cpt(std::string_view s, size_t i, size_t* len) {
   auto r = scan(s, i);
   if (r.status != Status::Complete) {
@@ -93,7 +77,7 @@ struct ByteTables {
     for (int b = 0; b < 256; ++b) {
       const bool keep = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE);
       const uint32_t cpt = keep ? static_cast<uint32_t>(b) : next++;
-      append_cpt(to_unicode[b], cpt);
+      util::append_utf8(to_unicode[b], cpt);
       from_unicode[cpt] = static_cast<int16_t>(b);
     }
   }

@@ -26,7 +26,6 @@ Scan scan(std::string_view s, size_t i);
 // Length of the longest prefix of s made of complete, valid sequences.
 size_t valid_prefix(std::string_view s);
 
-void append_cpt(std::string& out, uint32_t cpt);
 inline constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
 
 // GPT-2 bytes_to_unicode: each byte as the UTF-8 of the character byte-level BPE writes.

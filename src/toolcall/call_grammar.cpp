@@ -80,21 +80,6 @@ std::string members(const std::vector<std::pair<std::string, bool>>& items, cons
   return first;
 }
 
-std::string literal(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 std::string ws(GrammarSink& sink) {
   return sink.rule("call-ws", R"([ \t\n]{0,4})");
 }

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/gbnf_literal.h"
+
 namespace baton::toolcall {
 
 class GrammarSink {
@@ -52,8 +54,10 @@ std::vector<std::pair<std::string, nlohmann::ordered_json>> tool_schemas(
 // "" when there are none.
 std::string members(const std::vector<std::pair<std::string, bool>>& items, const std::string& sep,
                     GrammarSink& sink);
-// A GBNF literal of the text.
-std::string literal(std::string_view text);
+// A GBNF literal of the text (util/gbnf_literal.h).
+inline std::string literal(std::string_view text) {
+  return util::gbnf_literal(text);
+}
 // Optional whitespace as JSON writers put it between tokens (bounded).
 std::string ws(GrammarSink& sink);
 // One call as a JSON object {"<name_key>": "NAME", "<args_key>": ARGS[, "id": ID]} for each

@@ -4,6 +4,7 @@
 
 #include "toolcall/markup_text.h"
 #include "util/json_depth.h"
+#include "util/utf8.h"
 
 namespace baton::toolcall::loose {
 
@@ -33,24 +34,6 @@ int hex_value(std::string_view s) {
     v = v * 16 + d;
   }
   return v;
-}
-
-void append_utf8(std::string& out, unsigned cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 // Whether `text` from `pos` is `lit` (yes), a beginning of it cut by the end (partial), or not.
@@ -200,11 +183,11 @@ size_t decode_escape(std::string_view text, size_t i, Escapes mode, std::string&
     if (i + 12 > text.size()) return 0;
     int low = text.substr(i + 6, 2) == "\\u" ? hex_value(text.substr(i + 8, 4)) : -1;
     if (low >= 0xDC00 && low < 0xE000) {
-      append_utf8(value, 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00));
+      util::append_utf8(value, 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00));
       return 12;
     }
   }
-  append_utf8(value, static_cast<unsigned>(cp));
+  util::append_utf8(value, static_cast<uint32_t>(cp));
   return 6;
 }
 
