@@ -91,6 +91,21 @@ class Engine {
     (void)n_pos;
     throw std::runtime_error("this engine keeps no recurrent state to restore");
   }
+  // The bytes of checkpoint slot `slot`, for the disk tier: read on the loop thread while the
+  // slot holds a checkpoint, written by the disk tier's thread while the loop keeps the slot
+  // reserved. Empty when the engine cannot expose them (the disk tier then holds no state).
+  virtual std::span<uint8_t> state_slot(int32_t slot) {
+    (void)slot;
+    return {};
+  }
+  // Slot `slot` now holds the state after n_pos positions, its bytes written through state_slot
+  // (n_pos <= 0: nothing usable, before they are written). Throws std::runtime_error for a slot
+  // that does not exist or bytes the engine cannot take.
+  virtual void set_state_slot(int32_t slot, int32_t n_pos) {
+    (void)slot;
+    (void)n_pos;
+    throw std::runtime_error("this engine keeps no state checkpoints");
+  }
   // The bytes of one block (all layers, K and V), for the disk tier, which reads and writes them
   // from its own thread while the block is pinned and in no step. Stable from allocate_kv on.
   // Empty when the engine cannot expose its KV (the disk tier is then refused).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -109,6 +110,43 @@ void FakeEngine::allocate_state_slots(int32_t n_slots) {
   std::lock_guard<std::mutex> lock(mu_);
   slots_.assign(static_cast<size_t>(std::max(0, n_slots)), {});
   slot_used_.assign(slots_.size(), false);
+  slot_bytes_.assign(slots_.size(), {});
+}
+
+std::span<uint8_t> FakeEngine::state_slot(int32_t slot) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!cfg_.recurrent || slot < 0 || slot >= static_cast<int32_t>(slots_.size())) return {};
+  auto& bytes = slot_bytes_[static_cast<size_t>(slot)];
+  bytes.assign(cfg_.state_bytes, 0);
+  const auto& st = slots_[static_cast<size_t>(slot)];
+  int32_t n = -1;
+  if (slot_used_[slot] && (st.size() + 1) * sizeof(int32_t) <= bytes.size()) {
+    n = static_cast<int32_t>(st.size());
+    std::memcpy(bytes.data() + sizeof(int32_t), st.data(), st.size() * sizeof(int32_t));
+  }
+  std::memcpy(bytes.data(), &n, sizeof(n));
+  return bytes;
+}
+
+void FakeEngine::set_state_slot(int32_t slot, int32_t n_pos) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!cfg_.recurrent || slot < 0 || slot >= static_cast<int32_t>(slots_.size())) {
+    throw std::runtime_error("fake engine: no state slot " + std::to_string(slot));
+  }
+  auto& st = slots_[static_cast<size_t>(slot)];
+  slot_used_[slot] = false;
+  st.clear();
+  if (n_pos <= 0) return;
+  const auto& bytes = slot_bytes_[static_cast<size_t>(slot)];
+  int32_t n = -1;
+  if (bytes.size() >= sizeof(n)) std::memcpy(&n, bytes.data(), sizeof(n));
+  if (n != n_pos || (static_cast<size_t>(n) + 1) * sizeof(int32_t) > bytes.size()) {
+    throw std::runtime_error("fake engine: slot " + std::to_string(slot) + " holds no state of " +
+                             std::to_string(n_pos) + " positions");
+  }
+  st.resize(static_cast<size_t>(n));
+  std::memcpy(st.data(), bytes.data() + sizeof(int32_t), st.size() * sizeof(int32_t));
+  slot_used_[slot] = true;
 }
 
 void FakeEngine::restore_state(uint64_t request_id, int32_t slot, int32_t n_pos) {

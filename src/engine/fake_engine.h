@@ -47,6 +47,10 @@ class FakeEngine : public Engine {
   void release_sequence(uint64_t request_id) override;
   void allocate_state_slots(int32_t n_slots) override;
   void restore_state(uint64_t request_id, int32_t slot, int32_t n_pos) override;
+  // Recurrent mode: the slot's state as bytes (state_bytes of them: its length, then its
+  // tokens; a state too long for them reads as none), and set_state_slot reads them back.
+  std::span<uint8_t> state_slot(int32_t slot) override;
+  void set_state_slot(int32_t slot, int32_t n_pos) override;
   // The token ids stored in the block (block_size int32s): a restored block must hold the same.
   std::span<uint8_t> kv_block(int32_t block) override;
 
@@ -88,6 +92,7 @@ class FakeEngine : public Engine {
   // restore asking for another length than the slot holds throws.
   std::vector<std::vector<int32_t>> slots_;
   std::vector<bool> slot_used_;
+  std::vector<std::vector<uint8_t>> slot_bytes_;  // state_slot's views, made on first use
   std::atomic<int64_t> checkpoints_{0};
   std::atomic<int64_t> restores_{0};
   std::atomic<size_t> n_steps_{0};

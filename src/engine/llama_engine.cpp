@@ -117,6 +117,14 @@ void LlamaEngine::restore_state(uint64_t request_id, int32_t slot, int32_t n_pos
   }
 }
 
+std::span<uint8_t> LlamaEngine::state_slot(int32_t slot) {
+  return model_->state_slot(slot);
+}
+
+void LlamaEngine::set_state_slot(int32_t slot, int32_t n_pos) {
+  model_->set_state_slot(slot, n_pos);
+}
+
 void LlamaEngine::copy_block(int32_t src, int32_t dst, int32_t n_tokens) {
   model_->kv().copy_block(src, dst, n_tokens);
 }

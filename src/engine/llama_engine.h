@@ -29,6 +29,8 @@ class LlamaEngine : public Engine {
   void release_sequence(uint64_t request_id) override;
   void allocate_state_slots(int32_t n_slots) override;
   void restore_state(uint64_t request_id, int32_t slot, int32_t n_pos) override;
+  std::span<uint8_t> state_slot(int32_t slot) override;
+  void set_state_slot(int32_t slot, int32_t n_pos) override;
   std::span<uint8_t> kv_block(int32_t block) override;
 
   const tokenizer::Tokenizer& tokenizer() const { return *tok_; }

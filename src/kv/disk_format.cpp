@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -13,9 +14,10 @@ static_assert(std::endian::native == std::endian::little,
 
 constexpr char kMagic[8] = {'B', 'A', 'T', 'O', 'N', 'K', 'V', 'S'};
 
-// A block's entry in the header: hash, parent, data checksum, then its tokens.
+// A block's entry in the header: hash, parent, data and state checksums, the state flag, then
+// its tokens.
 uint64_t entry_bytes(uint32_t block_size) {
-  return 3 * sizeof(uint64_t) + 4ull * block_size;
+  return 4 * sizeof(uint64_t) + sizeof(uint32_t) + 4ull * block_size;
 }
 
 class Writer {
@@ -84,13 +86,20 @@ const char* disk_error_name(DiskError e) {
   return "io";
 }
 
+uint64_t SegmentHeader::state_offset(size_t i) const {
+  const auto before = std::count_if(blocks.begin(), blocks.begin() + static_cast<ptrdiff_t>(i),
+                                    [](const DiskBlock& b) { return b.has_state; });
+  return data_offset(blocks.size()) + static_cast<uint64_t>(before) * layout.state_bytes;
+}
+
 uint64_t block_checksum(std::span<const uint8_t> data) {
   return XXH3_64bits(data.data(), data.size());
 }
 
 std::vector<uint8_t> encode_header(const SegmentHeader& h) {
   if (h.blocks.size() > kMaxSegmentBlocks || h.layout.block_size > kMaxDiskBlockSize ||
-      h.layout.block_bytes > kMaxDiskBlockBytes || h.layout.layout.size() > kMaxDiskLayoutBytes) {
+      h.layout.block_bytes > kMaxDiskBlockBytes || h.layout.layout.size() > kMaxDiskLayoutBytes ||
+      h.layout.state_bytes > kMaxDiskStateBytes) {
     throw std::logic_error("kv disk: a segment over the format's limits would not read back");
   }
   Writer w;
@@ -103,10 +112,16 @@ std::vector<uint8_t> encode_header(const SegmentHeader& h) {
   w.put<uint64_t>(h.layout.block_bytes);
   w.put<uint32_t>(static_cast<uint32_t>(h.layout.layout.size()));
   w.put_bytes(h.layout.layout.data(), h.layout.layout.size());
+  w.put<uint64_t>(h.layout.state_bytes);
   for (const auto& b : h.blocks) {
+    if (b.has_state && h.layout.state_bytes == 0) {
+      throw std::logic_error("kv disk: a block carries a state the layout has no room for");
+    }
     w.put<uint64_t>(b.hash);
     w.put<uint64_t>(b.parent);
     w.put<uint64_t>(b.data_checksum);
+    w.put<uint64_t>(b.has_state ? b.state_checksum : 0);
+    w.put<uint32_t>(b.has_state ? 1 : 0);
     if (b.tokens.size() != h.layout.block_size) {
       throw std::logic_error("kv disk: a block's tokens do not fill the block size");
     }
@@ -162,8 +177,10 @@ SegmentHeader parse_header(std::span<const uint8_t> bytes) {
     throw DiskFormatError(DiskError::Layout, "segment header has an invalid layout length");
   }
   h.layout.layout = r.get_string(layout_len);
+  h.layout.state_bytes = r.get<uint64_t>();
   if (h.layout.block_size == 0 || h.layout.block_size > kMaxDiskBlockSize ||
-      h.layout.block_bytes == 0 || h.layout.block_bytes > kMaxDiskBlockBytes) {
+      h.layout.block_bytes == 0 || h.layout.block_bytes > kMaxDiskBlockBytes ||
+      h.layout.state_bytes > kMaxDiskStateBytes) {
     throw DiskFormatError(DiskError::Layout, "segment header has an invalid block geometry");
   }
   // The block count must fill the header exactly before a block is allocated for it.
@@ -179,6 +196,13 @@ SegmentHeader parse_header(std::span<const uint8_t> bytes) {
     b.hash = r.get<uint64_t>();
     b.parent = r.get<uint64_t>();
     b.data_checksum = r.get<uint64_t>();
+    b.state_checksum = r.get<uint64_t>();
+    const auto has_state = r.get<uint32_t>();
+    if (has_state > 1 || (has_state == 1 && h.layout.state_bytes == 0)) {
+      throw DiskFormatError(DiskError::Layout,
+                            "segment header has a block state flag its layout does not allow");
+    }
+    b.has_state = has_state == 1;
     b.tokens.resize(h.layout.block_size);
     for (auto& t : b.tokens) t = r.get<int32_t>();
   }

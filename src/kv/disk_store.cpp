@@ -68,7 +68,8 @@ DiskStore::DiskStore(DiskStoreOptions options) : options_(std::move(options)), d
   stats_.budget = options_.budget_bytes;
   const DiskLayout& l = options_.layout;
   if (l.block_size == 0 || l.block_size > kMaxDiskBlockSize || l.block_bytes == 0 ||
-      l.block_bytes > kMaxDiskBlockBytes || l.layout.size() > kMaxDiskLayoutBytes) {
+      l.block_bytes > kMaxDiskBlockBytes || l.layout.size() > kMaxDiskLayoutBytes ||
+      l.state_bytes > kMaxDiskStateBytes) {
     throw std::runtime_error(fmt::format(
         "--kv-disk-dir: KV blocks of {} tokens and {} bytes do not fit the segment format "
         "(at most {} tokens): run without --kv-disk-dir",
@@ -254,6 +255,13 @@ size_t DiskStore::leading_on_disk(std::span<const uint64_t> hashes) const {
   size_t n = 0;
   while (n < hashes.size() && index_.count(hashes[n])) ++n;
   return n;
+}
+
+bool DiskStore::has_state(uint64_t hash) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = index_.find(hash);
+  if (it == index_.end()) return false;
+  return files_.at(it->second.file).header.blocks[it->second.slot].has_state;
 }
 
 std::optional<DiskStore::Tail> DiskStore::best_tail(uint64_t parent, std::span<const int32_t> next,

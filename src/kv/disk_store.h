@@ -55,6 +55,8 @@ class DiskStore {
   bool contains(uint64_t hash) const;
   // How many of `hashes`, from the first, are indexed.
   size_t leading_on_disk(std::span<const uint64_t> hashes) const;
+  // The indexed block `hash` carries the state checkpoint taken at its end.
+  bool has_state(uint64_t hash) const;
 
   // The stored block after `parent` whose leading tokens match most of `next` (at most `limit`
   // of them): a prompt's last, partial block can start from a longer sequence's full block, as
@@ -66,14 +68,19 @@ class DiskStore {
   std::optional<Tail> best_tail(uint64_t parent, std::span<const int32_t> next,
                                 int32_t limit) const;
 
-  // I/O thread. Writes one segment holding `blocks` (their data_checksum is computed here) with
-  // data[i] of layout.block_bytes each; evicts old files to stay within the budget. False (and
-  // counted) when it could not be written; nothing partial is ever indexed.
-  bool save(std::vector<DiskBlock> blocks, std::span<const uint8_t* const> data);
+  // I/O thread. Writes one segment holding `blocks` (their checksums and state flags are set
+  // here) with data[i] of layout.block_bytes each and, where states[i] is not empty, block i's
+  // state checkpoint (layout.state_bytes); evicts old files to stay within the budget. False
+  // (and counted) when it could not be written; nothing partial is ever indexed.
+  bool save(std::vector<DiskBlock> blocks, std::span<const uint8_t* const> data,
+            std::span<const std::vector<uint8_t>> states = {});
   // I/O thread. Reads the blocks named by expected[i].hash into dst[i], in order, and stops at
   // the first that is missing, does not match its expected parent and tokens, or fails its
-  // checksum (that file is then deleted). Returns how many leading blocks are now in dst.
-  size_t load(std::span<const DiskBlock> expected, std::span<uint8_t* const> dst);
+  // checksum (that file is then deleted). Returns how many leading blocks are now in dst. With
+  // `state_dst`, once every block is read, the last one's state checkpoint goes there too;
+  // *state_read says whether it did (the block has one and it passed its checksum).
+  size_t load(std::span<const DiskBlock> expected, std::span<uint8_t* const> dst,
+              uint8_t* state_dst = nullptr, bool* state_read = nullptr);
 
   DiskStoreStats stats() const;
 

@@ -17,13 +17,20 @@ using util::Fd;
 using util::read_at;
 using util::write_all;
 
-bool DiskStore::save(std::vector<DiskBlock> blocks, std::span<const uint8_t* const> data) {
-  if (blocks.empty() || data.size() != blocks.size() || blocks.size() > kMaxSegmentBlocks) {
+bool DiskStore::save(std::vector<DiskBlock> blocks, std::span<const uint8_t* const> data,
+                     std::span<const std::vector<uint8_t>> states) {
+  if (blocks.empty() || data.size() != blocks.size() || blocks.size() > kMaxSegmentBlocks ||
+      states.size() > blocks.size()) {
     return false;
   }
   const uint64_t bb = options_.layout.block_bytes;
+  const uint64_t sb = options_.layout.state_bytes;
   for (size_t i = 0; i < blocks.size(); ++i) {
     blocks[i].data_checksum = block_checksum({data[i], bb});
+    const bool has_state = i < states.size() && !states[i].empty();
+    if (has_state && states[i].size() != sb) return false;  // not this layout's checkpoint
+    blocks[i].has_state = has_state;
+    blocks[i].state_checksum = has_state ? block_checksum(states[i]) : 0;
   }
   SegmentHeader h;
   h.layout = options_.layout;
@@ -55,6 +62,9 @@ bool DiskStore::save(std::vector<DiskBlock> blocks, std::span<const uint8_t* con
     created = fd.fd >= 0;
     ok = created && write_all(fd.fd, head.data(), head.size());
     for (size_t i = 0; ok && i < data.size(); ++i) ok = write_all(fd.fd, data[i], bb);
+    for (size_t i = 0; ok && i < states.size(); ++i) {
+      if (!states[i].empty()) ok = write_all(fd.fd, states[i].data(), sb);
+    }
     ok = ok && ::fsync(fd.fd) == 0;
   }
   ok = ok && dir_.rename(tmp, name);
@@ -77,8 +87,11 @@ bool DiskStore::save(std::vector<DiskBlock> blocks, std::span<const uint8_t* con
   return true;
 }
 
-size_t DiskStore::load(std::span<const DiskBlock> expected, std::span<uint8_t* const> dst) {
+size_t DiskStore::load(std::span<const DiskBlock> expected, std::span<uint8_t* const> dst,
+                       uint8_t* state_dst, bool* state_read) {
   const uint64_t bb = options_.layout.block_bytes;
+  if (state_read) *state_read = false;
+  const bool want_state = state_dst && state_read && options_.layout.state_bytes > 0;
   size_t n = 0;
   uint32_t open_id = 0;
   Fd fd;
@@ -86,7 +99,8 @@ size_t DiskStore::load(std::span<const DiskBlock> expected, std::span<uint8_t* c
   while (n < expected.size() && n < dst.size()) {
     Location loc;
     std::string name;
-    uint64_t off = 0, checksum = 0;
+    uint64_t off = 0, checksum = 0, state_off = 0, state_checksum = 0;
+    bool read_state = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = index_.find(expected[n].hash);
@@ -99,6 +113,9 @@ size_t DiskStore::load(std::span<const DiskBlock> expected, std::span<uint8_t* c
       name = f.name;
       off = f.header.data_offset(loc.slot);
       checksum = b.data_checksum;
+      read_state = want_state && n + 1 == expected.size() && b.has_state;
+      state_off = f.header.state_offset(loc.slot);
+      state_checksum = b.state_checksum;
       lru_.erase(f.lru_pos);
       f.lru_pos = lru_.insert(lru_.end(), loc.file);
     }
@@ -113,6 +130,15 @@ size_t DiskStore::load(std::span<const DiskBlock> expected, std::span<uint8_t* c
       bad = DiskError::Truncated;
     } else if (block_checksum({dst[n], bb}) != checksum) {
       bad = DiskError::Checksum;
+    } else if (read_state) {
+      const uint64_t sb = options_.layout.state_bytes;
+      if (!read_at(fd.fd, state_dst, sb, state_off)) {
+        bad = DiskError::Truncated;
+      } else if (block_checksum({state_dst, sb}) != state_checksum) {
+        bad = DiskError::Checksum;
+      } else {
+        *state_read = true;
+      }
     }
     if (bad) {
       const std::string why = *bad == DiskError::Io

@@ -146,7 +146,8 @@ void DiskTier::do_save(DiskSave& job) {
   const size_t n = job.blocks.size();
   std::vector<uint64_t> hashes;
   for (const auto& b : job.blocks) hashes.push_back(b.hash);
-  const bool ok = store_.save(std::move(job.blocks), job.data);
+  const bool ok = store_.save(std::move(job.blocks), job.data, job.states);
+  job.states.clear();
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (uint64_t h : hashes) pending_.erase(h);
@@ -164,7 +165,8 @@ void DiskTier::do_load(DiskLoad& job) {
   DiskDone d;
   d.kind = DiskDone::Kind::Load;
   d.request_id = job.request_id;
-  d.n_ok = store_.load(job.expected, job.dst);
+  d.n_ok = store_.load(job.expected, job.dst, job.state_dst, &d.state_ok);
+  d.state_slot = job.state_slot;
   d.pool_blocks = std::move(job.pool_blocks);
   d.seconds = seconds_since(start);
   push_done(std::move(d));

@@ -23,6 +23,9 @@ namespace baton::kv {
 struct DiskSave {
   std::vector<DiskBlock> blocks;
   std::vector<const uint8_t*> data;
+  // Copies of the state checkpoints taken at some blocks' ends (empty: none at that block); a
+  // copy, because a checkpoint slot can be reused before the write.
+  std::vector<std::vector<uint8_t>> states;
   std::vector<int32_t> pool_blocks;  // the caller's pins, handed back in the completion
 };
 
@@ -32,6 +35,10 @@ struct DiskLoad {
   std::vector<DiskBlock> expected;
   std::vector<uint8_t*> dst;
   std::vector<int32_t> pool_blocks;
+  // Models with sequence state: the last block's checkpoint goes to state_dst, the bytes of the
+  // caller's checkpoint slot state_slot (reserved until the completion is taken).
+  uint8_t* state_dst = nullptr;
+  int32_t state_slot = -1;
 };
 
 struct DiskDone {
@@ -39,6 +46,8 @@ struct DiskDone {
   uint64_t request_id = 0;  // loads
   std::vector<int32_t> pool_blocks;
   size_t n_ok = 0;  // loads: leading blocks read and verified; saves: blocks written (all or 0)
+  int32_t state_slot = -1;  // loads: DiskLoad::state_slot
+  bool state_ok = false;    // loads: the checkpoint is in state_slot, checked
   double seconds = 0;
 };
 
@@ -55,6 +64,7 @@ class DiskTier {
   size_t leading_on_disk(std::span<const uint64_t> hashes) const {
     return store_.leading_on_disk(hashes);
   }
+  bool has_state(uint64_t hash) const { return store_.has_state(hash); }
   std::optional<DiskStore::Tail> best_tail(uint64_t parent, std::span<const int32_t> next,
                                            int32_t limit) const {
     return store_.best_tail(parent, next, limit);

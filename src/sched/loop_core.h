@@ -86,7 +86,7 @@ class LoopCore {
   void commit_full_blocks(Request& r);
   // The KV disk tier (loop_disk.cpp).
   void open_disk_tier();
-  // Recurrent-state checkpoints of hybrid models (loop_states.cpp).
+  // State checkpoints of models with sequence state (loop_states.cpp).
   void open_state_store();
   kv::ResumableAt resumable() const;      // empty for models without state
   bool restore_prefix_state(Request& r);  // false: r reuses nothing after all
@@ -97,6 +97,8 @@ class LoopCore {
   bool start_disk_load(Request& r, int32_t tail_block, int32_t tail_tokens, Clock::time_point now);
   void save_to_disk(Request& r, bool everything);
   void apply_disk_done(Clock::time_point now);
+  // Models with state: a load's checkpoint arrived (or did not); true when it is now named.
+  bool settle_loaded_checkpoint(int32_t slot, bool ok);
   bool withdraw_disk_save();  // frees the pins of a queued save; false when none is queued
   void finish_load(Request& r, size_t n_blocks, Clock::time_point now);
   void finish(Request& r, FinishReason why, const std::string& error, Clock::time_point now);
@@ -119,6 +121,7 @@ class LoopCore {
     int32_t pos;
   };
   std::vector<PendingCheckpoint> pending_checkpoints_;  // the step being run takes these
+  std::vector<PendingCheckpoint> loading_checkpoints_;  // disk loads are reading these
   CostModel costs_;
   uint64_t next_id_ = 1;   // guarded by mu_
   uint64_t next_seq_ = 0;  // guarded by mu_

@@ -44,6 +44,7 @@ void LoopCore::open_disk_tier() {
   o.layout.block_size = static_cast<uint32_t>(pool_.block_size());
   o.layout.block_bytes = probe.size();
   o.layout.layout = info_.kv_layout;
+  o.layout.state_bytes = states_ ? info_.state_bytes_per_seq : 0;
   disk_ = std::make_unique<kv::DiskTier>(std::move(o), [this] { wake(); });
   metrics_.kv_disk_enabled = true;
 }
@@ -65,6 +66,11 @@ std::vector<kv::DiskBlock> LoopCore::disk_run(const Request& r) const {
     want.push_back(std::move(b));
   }
   want.resize(disk_->leading_on_disk(hashes));
+  // A model with sequence state continues only from a checkpoint: up to the deepest block that
+  // carries one.
+  if (states_) {
+    while (!want.empty() && !disk_->has_state(want.back().hash)) want.pop_back();
+  }
   return want;
 }
 
@@ -80,7 +86,8 @@ bool LoopCore::start_disk_load(Request& r, int32_t tail_block, int32_t tail_toke
   const int32_t after = r.n_kv + n_full * bs;
   const uint64_t parent = want.empty() ? r.chain_hash : want.back().hash;
   int32_t tail_matched = 0;
-  if (const int32_t left = r.n_fill - 1 - after; left > 0) {
+  // A state is never taken inside a block: a model with state has no use for a partial tail.
+  if (const int32_t left = r.n_fill - 1 - after; left > 0 && !states_) {
     std::span<const int32_t> next(r.tokens.data() + after, static_cast<size_t>(left));
     auto t = disk_->best_tail(parent, next, std::min(left, bs));
     if (t && t->matched > (n_full == 0 ? tail_tokens : 0)) {
@@ -95,6 +102,16 @@ bool LoopCore::start_disk_load(Request& r, int32_t tail_block, int32_t tail_toke
   if (want.empty()) return false;
   kv::DiskLoad job;
   job.request_id = r.id;
+  if (states_) {
+    // The checkpoint at the run's end goes into a slot held reserved until the load completes.
+    const auto slot = states_->reserve();
+    if (!slot) return false;
+    engine_.set_state_slot(*slot, 0);
+    job.state_slot = *slot;
+    job.state_dst = engine_.state_slot(*slot).data();
+    loading_checkpoints_.push_back(
+        {*slot, want.back().hash, r.n_kv + static_cast<int32_t>(want.size()) * bs});
+  }
   for (size_t i = 0; i < want.size(); ++i) {
     auto b = pool_.allocate();
     if (!b) break;
@@ -104,8 +121,23 @@ bool LoopCore::start_disk_load(Request& r, int32_t tail_block, int32_t tail_toke
     job.pool_blocks.push_back(*b);
     job.dst.push_back(engine_.kv_block(*b).data());
   }
-  if (job.pool_blocks.empty()) return false;
-  if (job.pool_blocks.size() < want.size()) tail_matched = 0;  // the tail got no block
+  if (job.pool_blocks.size() < want.size()) {
+    tail_matched = 0;  // the tail got no block
+    if (states_) {
+      // Short of blocks, the run cannot reach its checkpoint: load nothing.
+      for (int32_t b : job.pool_blocks) {
+        pool_.release(b);
+        pool_.release(b);
+        r.block_table.pop_back();
+      }
+      disk_pins_ -= static_cast<int64_t>(job.pool_blocks.size());
+      job.pool_blocks.clear();
+    }
+  }
+  if (job.pool_blocks.empty()) {
+    if (job.state_slot >= 0) settle_loaded_checkpoint(job.state_slot, false);
+    return false;
+  }
   want.resize(job.pool_blocks.size());
   job.expected = std::move(want);
   if (tail_block >= 0) pool_.release(tail_block);  // the disk reaches at least as far
@@ -128,8 +160,10 @@ void LoopCore::finish_load(Request& r, size_t n_blocks, Clock::time_point now) {
   // The tail block is used for its matching positions only; the prefill overwrites the rest.
   if (r.loading_tail > 0 && loaded > r.loading_full) r.n_kv += r.loading_tail;
   r.loading_full = r.loading_tail = 0;
-  if (r.parks == 0) r.cached_tokens = r.n_kv;
   commit_full_blocks(r);  // the loaded blocks become RAM prefix-cache blocks
+  // The sequence's state starts from the checkpoint that came with the run (named by then).
+  if (states_ && loaded > 0) restore_prefix_state(r);
+  if (r.parks == 0) r.cached_tokens = r.n_kv;
   r.state = RequestState::Prefilling;
   r.channel->set_state(RequestState::Prefilling);
   const double ms = r.loading_since ? ms_between(*r.loading_since, now) : 0;
@@ -145,8 +179,13 @@ void LoopCore::apply_disk_done(Clock::time_point now) {
   IoClock clock(io_seconds_);
   for (auto& d : disk_->take_done()) {
     if (d.kind == kv::DiskDone::Kind::Load) {
+      // The checkpoint is named whether or not its request is still here.
+      const bool state_ok = d.state_slot >= 0 && settle_loaded_checkpoint(d.state_slot, d.state_ok);
       Request* r = find_running(d.request_id);
-      if (r && r->state == RequestState::Loading) finish_load(*r, d.n_ok, now);
+      if (r && r->state == RequestState::Loading) {
+        // Without its checkpoint a state model's loaded run is of no use: it is recomputed.
+        finish_load(*r, !states_ || state_ok ? d.n_ok : 0, now);
+      }
       std::lock_guard<std::mutex> lock(mu_);
       ++metrics_.kv_disk_loads_total;
       metrics_.kv_disk_loaded_tokens_total += d.n_ok * static_cast<uint64_t>(pool_.block_size());
@@ -198,8 +237,20 @@ void LoopCore::save_to_disk(Request& r, bool everything) {
       const int32_t b = r.block_table[static_cast<size_t>(i)];
       pool_.retain(b);  // pinned until written: eviction cannot hand it out mid-write
       ++disk_pins_;
-      job.blocks.push_back({h, parent, 0, {toks.begin(), toks.end()}});
+      kv::DiskBlock block;
+      block.hash = h;
+      block.parent = parent;
+      block.tokens.assign(toks.begin(), toks.end());
+      job.blocks.push_back(std::move(block));
       job.data.push_back(engine_.kv_block(b).data());
+      // The checkpoint taken at this block's end, when one is held: a copy, as its slot can be
+      // reused before the write.
+      const int32_t slot = states_ ? states_->find(h, (i + 1) * bs) : -1;
+      if (slot >= 0) {
+        const auto bytes = engine_.state_slot(slot);
+        job.states.resize(job.blocks.size());
+        job.states.back().assign(bytes.begin(), bytes.end());
+      }
       job.pool_blocks.push_back(b);
       if (static_cast<int32_t>(job.blocks.size()) == per_segment) flush();
     }

@@ -3,7 +3,9 @@
 // request's state summarises its prefix and cannot be rebuilt from the blocks, so a cached prefix
 // is reusable only up to a block after which a checkpoint of the state was taken. Steps take them
 // at block ends (every N blocks and at the end of each prompt's last full block); admission cuts a
-// prefix match back to the deepest checkpointed block and starts the request's state there.
+// prefix match back to the deepest checkpointed block and starts the request's state there. The
+// KV disk tier stores checkpoints with the blocks they end (loop_disk.cpp) and names the ones it
+// reads back here, as if a step had taken them.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -34,12 +36,6 @@ void LoopCore::open_state_store() {
       "model {} keeps state beside its KV blocks (a recurrent state, or its windowed layers' "
       "KV): {:.2f} MB per checkpoint",
       info_.model_name, mb);
-  const std::string disk =
-      config_.kv_disk_dir.empty()
-          ? ""
-          : "; KV disk tier off (it does not store state checkpoints yet, and a prefix restored "
-            "from disk would have no state)";
-  config_.kv_disk_dir.clear();
   const int64_t slots =
       config_.prefix_cache && config_.state_ram_mb > 0
           ? static_cast<int64_t>(std::min<uint64_t>(
@@ -52,9 +48,12 @@ void LoopCore::open_state_store() {
             ? "--state-ram-mb 0"
             : fmt::format("--state-ram-mb {} holds no {:.2f} MB state checkpoint (raise it)",
                           config_.state_ram_mb, mb);
+    // Without checkpoints a stored prefix could never be continued.
+    const std::string disk = config_.kv_disk_dir.empty() ? "" : "; KV disk tier off";
     log::info("{}; no prefix reuse ({}): every request computes its whole prompt{}", head, why,
               disk);
     config_.prefix_cache = false;
+    config_.kv_disk_dir.clear();
     return;
   }
   checkpoint_every_ = config_.state_checkpoint_blocks > 0
@@ -63,6 +62,13 @@ void LoopCore::open_state_store() {
   config_.state_checkpoint_blocks = checkpoint_every_;
   engine_.allocate_state_slots(static_cast<int32_t>(slots));
   states_ = std::make_unique<kv::StateStore>(static_cast<int32_t>(slots));
+  std::string disk;
+  if (!config_.kv_disk_dir.empty()) {
+    disk = engine_.state_slot(0).size() == per
+               ? "; the KV disk tier stores each checkpoint with the block it ends"
+               : "; KV disk tier off (this engine cannot expose its checkpoints)";
+    if (engine_.state_slot(0).size() != per) config_.kv_disk_dir.clear();
+  }
   log::info(
       "{}; prefix reuse through state checkpoints: {} slots in --state-ram-mb {}, one every {} "
       "blocks ({} tokens, {:.2f} MB of checkpoint per block) and one at the end of each prompt's "
@@ -125,6 +131,29 @@ void LoopCore::plan_checkpoints(const Request& r, engine::SeqChunk& c) {
     c.checkpoints.push_back({k * bs, *slot});
     pending_checkpoints_.push_back({*slot, hash, k * bs});
   }
+}
+
+bool LoopCore::settle_loaded_checkpoint(int32_t slot, bool ok) {
+  auto it = std::find_if(loading_checkpoints_.begin(), loading_checkpoints_.end(),
+                         [&](const PendingCheckpoint& p) { return p.slot == slot; });
+  if (it == loading_checkpoints_.end()) return false;
+  const PendingCheckpoint p = *it;
+  loading_checkpoints_.erase(it);
+  if (ok) {
+    try {
+      engine_.set_state_slot(p.slot, p.pos);
+    } catch (const std::exception& e) {
+      log::warn("kv disk tier: a checkpoint read back for position {} is unusable: {}", p.pos,
+                e.what());
+      ok = false;
+    }
+  }
+  if (ok) {
+    states_->commit(p.slot, p.hash, p.pos);
+  } else {
+    states_->cancel(p.slot);
+  }
+  return ok;
 }
 
 void LoopCore::settle_checkpoints(bool step_ok) {

@@ -43,6 +43,33 @@ TEST(DiskFormat, HeaderRoundTrips) {
   EXPECT_EQ(back.file_bytes(), bytes.size() + 3 * h.layout.block_bytes);
 }
 
+// Blocks carrying state checkpoints: the flags and checksums read back, and each checkpoint
+// lies after every block's KV data, in block order.
+TEST(DiskFormat, StateCheckpointsRoundTripAndFollowTheData) {
+  SegmentHeader h = sample();
+  h.layout.state_bytes = 1000;
+  h.blocks[0].has_state = true;
+  h.blocks[0].state_checksum = 7;
+  h.blocks[2].has_state = true;
+  h.blocks[2].state_checksum = 9;
+  const auto bytes = encode_header(h);
+  const SegmentHeader back = parse_header(bytes);
+  EXPECT_EQ(back.layout, h.layout);
+  EXPECT_EQ(back.layout.state_bytes, 1000u);
+  EXPECT_TRUE(back.blocks[0].has_state);
+  EXPECT_FALSE(back.blocks[1].has_state);
+  EXPECT_TRUE(back.blocks[2].has_state);
+  EXPECT_EQ(back.blocks[0].state_checksum, 7u);
+  EXPECT_EQ(back.blocks[2].state_checksum, 9u);
+  const uint64_t data_end = bytes.size() + 3 * h.layout.block_bytes;
+  EXPECT_EQ(back.state_offset(0), data_end);
+  EXPECT_EQ(back.state_offset(2), data_end + 1000);
+  EXPECT_EQ(back.file_bytes(), data_end + 2000);
+  // A layout without state has no room for one.
+  h.layout.state_bytes = 0;
+  EXPECT_THROW(encode_header(h), std::logic_error);
+}
+
 TEST(DiskFormat, EveryDamagedHeaderIsRefusedWithItsKind) {
   const auto good = encode_header(sample());
   auto magic = good;
@@ -50,6 +77,8 @@ TEST(DiskFormat, EveryDamagedHeaderIsRefusedWithItsKind) {
   EXPECT_EQ(error_of(magic), DiskError::BadMagic);
   auto version = good;
   version[8] = 99;
+  EXPECT_EQ(error_of(version), DiskError::Version);
+  version[8] = 1;  // the format before state checkpoints: refused, its blocks are recomputed
   EXPECT_EQ(error_of(version), DiskError::Version);
   for (size_t cut : {size_t{0}, size_t{10}, size_t{16}, good.size() / 2, good.size() - 1}) {
     EXPECT_EQ(error_of({good.begin(), good.begin() + static_cast<ptrdiff_t>(cut)}),
@@ -95,6 +124,22 @@ TEST(DiskFormat, CountsAndSizesAreCheckedBeforeAnythingIsAllocated) {
   // A header length over what any segment can have is refused from the preamble alone.
   EXPECT_EQ(error_of(with_field(good, 12, static_cast<uint32_t>(kMaxDiskHeaderBytes + 1))),
             DiskError::Truncated);
+}
+
+// The state flag is 0 or 1, and 1 only where the layout has checkpoints: anything else is
+// refused even with a correct checksum.
+TEST(DiskFormat, AStateFlagTheLayoutDoesNotAllowIsRefused) {
+  SegmentHeader h = sample();
+  const auto good = encode_header(h);
+  // The first block's flag follows the layout string, state_bytes and 4 u64 fields.
+  const size_t flag = 44 + h.layout.layout.size() + 8 + 32;
+  EXPECT_EQ(error_of(with_field(good, flag, uint32_t{1})), DiskError::Layout) << "no state room";
+  h.layout.state_bytes = 64;
+  const auto roomy = encode_header(h);
+  ASSERT_NO_THROW(parse_header(with_field(roomy, flag, uint32_t{1})));
+  EXPECT_EQ(error_of(with_field(roomy, flag, uint32_t{2})), DiskError::Layout);
+  const size_t state_bytes = 44 + h.layout.layout.size();
+  EXPECT_EQ(error_of(with_field(roomy, state_bytes, ~uint64_t{0})), DiskError::Layout);
 }
 
 TEST(DiskFormat, TheWriterKeepsToTheReadersLimits) {

@@ -104,7 +104,8 @@ TEST(DiskHostile, HeadersLongerThanTheirFileOrSizesThatDisagreeAreSkipped) {
     ASSERT_TRUE(save_chain(t, theirs));
   }
   // A preamble claiming a 4 MB header in a 20-byte file.
-  std::vector<uint8_t> pre = {'B', 'A', 'T', 'O', 'N', 'K', 'V', 'S', 1, 0, 0, 0, 0, 0, 0x40, 0};
+  std::vector<uint8_t> pre = {'B', 'A', 'T', 'O', 'N', 'K',  'V', 'S', kDiskFormatVersion,
+                              0,   0,   0,   0,   0,   0x40, 0};
   pre.resize(20);
   write_all(fs::path(dir.path()) / "kv-short.kvseg", pre);
   // Another model's file with bytes appended: its size no longer matches its header.

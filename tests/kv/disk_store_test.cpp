@@ -44,6 +44,67 @@ TEST(DiskStore, SavedBlocksLoadBackExactlyAndSurviveARestart) {
   EXPECT_EQ(again.stats().loaded_blocks, 5u);
 }
 
+// Blocks with state checkpoints (a hybrid's recurrent state, a windowed model's window): the
+// checkpoint of the last block asked for comes back, checked, only when every block did; one
+// damaged on disk is never handed out and takes its file with it.
+TEST(DiskStore, StateCheckpointsLoadWithTheRunTheyEnd) {
+  ScratchDir dir;
+  DiskLayout layout = testing::test_layout();
+  layout.state_bytes = 300;
+  const auto blocks = chain(layout, 4, 0);
+  std::vector<std::vector<uint8_t>> data, states(3);
+  std::vector<const uint8_t*> ptrs;
+  for (const auto& b : blocks) data.push_back(testing::data_for(b.hash, layout.block_bytes));
+  for (const auto& d : data) ptrs.push_back(d.data());
+  states[1] = testing::data_for(blocks[1].hash ^ 1, 300);
+  states[2] = testing::data_for(blocks[2].hash ^ 1, 300);
+  std::string name;
+  {
+    DiskStore s(options(dir.path(), 1 << 20, layout));
+    ASSERT_TRUE(s.save(blocks, ptrs, states));
+    // A checkpoint of another size is not this layout's: nothing is written.
+    auto wrong = states;
+    wrong[1].resize(299);
+    EXPECT_FALSE(
+        s.save(chain(layout, 2, 500), std::span(ptrs).first(2), std::span(wrong).first(2)));
+  }
+  DiskStore s(options(dir.path(), 1 << 20, layout));
+  EXPECT_FALSE(s.has_state(blocks[0].hash));
+  EXPECT_TRUE(s.has_state(blocks[1].hash));
+  EXPECT_TRUE(s.has_state(blocks[2].hash));
+  EXPECT_FALSE(s.has_state(blocks[3].hash));
+  auto read = [&](size_t n, bool& state_read) {
+    std::vector<std::vector<uint8_t>> dst(n, std::vector<uint8_t>(layout.block_bytes));
+    std::vector<uint8_t*> dp;
+    for (auto& d : dst) dp.push_back(d.data());
+    std::vector<uint8_t> state(300, 0);
+    const size_t got = s.load({blocks.data(), n}, dp, state.data(), &state_read);
+    if (state_read) EXPECT_EQ(state, states[n - 1]);
+    return got;
+  };
+  bool state_read = false;
+  EXPECT_EQ(read(3, state_read), 3u);
+  EXPECT_TRUE(state_read);
+  EXPECT_EQ(read(2, state_read), 2u);
+  EXPECT_TRUE(state_read);
+  EXPECT_EQ(read(1, state_read), 1u);
+  EXPECT_FALSE(state_read) << "block 0 carries no checkpoint";
+  // Damage block 2's checkpoint (the file's last bytes): it is refused and the file deleted.
+  const auto files = segments(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  {
+    std::fstream f(files[0], std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(-1, std::ios::end);
+    const char c = static_cast<char>(f.get() ^ 0x5A);
+    f.seekp(-1, std::ios::end);
+    f.put(c);
+  }
+  EXPECT_EQ(read(3, state_read), 2u);
+  EXPECT_FALSE(state_read);
+  EXPECT_EQ(s.stats().errors.at("checksum"), 1u);
+  EXPECT_TRUE(segments(dir.path()).empty());
+}
+
 TEST(DiskStore, ALoadStopsAtTheFirstMissingOrDifferentBlock) {
   ScratchDir dir;
   DiskStore s(options(dir.path()));

@@ -128,14 +128,20 @@ TEST(DiskTierRealEngine, F32PrefixRestoredAfterARestartIsBitExact) {
   restore_across_restart("models/stories260K.gguf", "f32");
 }
 
-// Mixture-of-experts files: the experts a restored row chooses, and gpt-oss's sliding windows
-// (16 positions, far behind the 200-token prompt) over restored blocks, give the cold answer.
+// Mixture-of-experts files: the experts a restored row chooses give the cold answer. gpt-oss's
+// windowed layers and qwen35moe's recurrent layers keep state outside the blocks: the tier
+// stores the checkpoint taken at the end of the prompt's last full block with that block, and
+// the restarted engine starts the sequence's state from it.
 TEST(DiskTierRealEngine, Qwen3MoePrefixRestoredAfterARestartIsBitExact) {
   restore_across_restart("models/arch/synth-qwen3moe-Q8_0.gguf", "f16");
 }
 
 TEST(DiskTierRealEngine, GptOssPrefixRestoredAfterARestartIsBitExact) {
   restore_across_restart("models/arch/synth-gpt-oss-MXFP4_MOE.gguf", "f16");
+}
+
+TEST(DiskTierRealEngine, HybridPrefixRestoredAfterARestartIsBitExact) {
+  restore_across_restart("models/arch/synth-qwen35moe-Q8_0.gguf", "f16");
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "engine/fake_engine.h"
@@ -212,17 +214,105 @@ TEST(HybridLoop, APlainModelReusesThePrefixAndItsTail) {
   EXPECT_EQ(d.out[b].final.stats.cached_tokens, 119);
 }
 
-// --kv-disk-dir with a hybrid model: the tier stays off (a prefix restored from disk would have
-// no state; checkpoints are not written to disk yet), the server starts and reuses from RAM.
-TEST(HybridLoop, DiskTierStaysOff) {
-  FakeEngine eng(recurrent_fake());
+// Steps until the disk tier has written every queued save (no pins left).
+void settle_disk(Driver& d) {
+  for (int i = 0; i < 5000 && d.core.table_refs() > 0; ++i) {
+    d.step();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(d.core.table_refs(), 0);
+}
+
+SchedConfig disk_config(const std::string& dir) {
   SchedConfig c = config();
-  c.kv_disk_dir = (baton::testing::scratch_dir() / "kv").string();
+  c.kv_disk_dir = dir;
   c.kv_disk_space_mb = 16;
+  return c;
+}
+
+// --kv-disk-dir with a hybrid model: the tier stores each checkpoint with the block it ends, so
+// after a restart (a fresh engine and loop over the same directory) the next turn loads its
+// prefix up to the prompt's last full block, starts its state from the checkpoint stored there,
+// and computes only the rest.
+TEST(HybridLoop, DiskTierCarriesCheckpointsAcrossARestart) {
+  const std::string dir = (baton::testing::scratch_dir() / "kv").string();
+  const auto first = make_prompt(100, 3);
+  std::vector<int32_t> answer;
+  {
+    FakeEngine eng(recurrent_fake());
+    LoopCore core(eng, disk_config(dir));
+    ASSERT_NE(core.disk_tier(), nullptr);
+    Driver d(core);
+    const uint64_t a = d.submit(greedy(first, 5));
+    ASSERT_TRUE(d.run_until_done());
+    answer = d.out[a].tokens;
+    settle_disk(d);
+    EXPECT_GT(core.disk_tier()->stats().saved_blocks, 0u);
+  }
+  FakeEngine eng(recurrent_fake());
+  LoopCore core(eng, disk_config(dir));
+  Driver d(core);
+  const auto second = next_turn(first, answer, 4);
+  const uint64_t b = d.submit(greedy(second, 5));
+  ASSERT_TRUE(d.run_until_done());
+  EXPECT_EQ(d.out[b].final.reason, FinishReason::Length) << d.out[b].final.error;
+  EXPECT_EQ(d.out[b].tokens, eng.reference(second, 5, true));
+  // The first prompt's last full block ends at 96: its checkpoint came back with the blocks.
+  EXPECT_EQ(d.out[b].final.stats.cached_tokens, 96);
+  EXPECT_EQ(computed(eng, b), static_cast<int64_t>(second.size()) - 96 + 4);
+  EXPECT_EQ(core.metrics().kv_disk_hits_total, 1u);
+  EXPECT_EQ(eng.restores(), 1);
+}
+
+// A checkpoint whose bytes were damaged on disk fails its checksum: the load brings nothing
+// usable, the request computes its whole prompt and answers exactly, and the file is gone.
+TEST(HybridLoop, ADamagedCheckpointOnDiskIsNeverUsed) {
+  const std::string dir = (baton::testing::scratch_dir() / "kv").string();
+  const auto first = make_prompt(100, 5);
+  std::vector<int32_t> answer;
+  {
+    FakeEngine eng(recurrent_fake());
+    LoopCore core(eng, disk_config(dir));
+    Driver d(core);
+    const uint64_t a = d.submit(greedy(first, 5));
+    ASSERT_TRUE(d.run_until_done());
+    answer = d.out[a].tokens;
+    settle_disk(d);
+  }
+  // A segment's checkpoints are its last bytes: flip the last one of every segment.
+  int damaged = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() != ".kvseg") continue;
+    std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(-1, std::ios::end);
+    const char c = static_cast<char>(f.get() ^ 0x5A);
+    f.seekp(-1, std::ios::end);
+    f.put(c);
+    ++damaged;
+  }
+  ASSERT_GT(damaged, 0);
+  FakeEngine eng(recurrent_fake());
+  LoopCore core(eng, disk_config(dir));
+  Driver d(core);
+  const auto second = next_turn(first, answer, 6);
+  const uint64_t b = d.submit(greedy(second, 5));
+  ASSERT_TRUE(d.run_until_done());
+  EXPECT_EQ(d.out[b].final.reason, FinishReason::Length) << d.out[b].final.error;
+  EXPECT_EQ(d.out[b].tokens, eng.reference(second, 5, true));
+  EXPECT_EQ(d.out[b].final.stats.cached_tokens, 0);
+  EXPECT_EQ(eng.restores(), 0);
+  EXPECT_GT(core.disk_tier()->stats().errors.at("checksum"), 0u);
+}
+
+// With no room for checkpoints (--state-ram-mb 0) nothing stored could be continued: the tier
+// stays off and every request computes its whole prompt.
+TEST(HybridLoop, DiskTierStaysOffWithoutCheckpoints) {
+  FakeEngine eng(recurrent_fake());
+  SchedConfig c = disk_config((baton::testing::scratch_dir() / "kv").string());
+  c.state_ram_mb = 0;
   LoopCore core(eng, c);
   EXPECT_EQ(core.disk_tier(), nullptr);
-  EXPECT_TRUE(core.config().prefix_cache);
-  EXPECT_TRUE(core.config().kv_disk_dir.empty());
+  EXPECT_FALSE(core.config().prefix_cache);
   Driver d(core);
   const auto p = make_prompt(50, 3);
   const uint64_t a = d.submit(greedy(p, 5));
