@@ -2,10 +2,13 @@
 // bytes or a one-line message back; all Python objects are touched only under a GilScope.
 #include "chat/chat_template.h"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <mutex>
 
 #include "chat/python_runtime.h"
+#include "chat/render_watchdog.h"
 
 namespace baton::chat {
 
@@ -87,11 +90,28 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& context,
 
 std::string ChatTemplate::render_json(std::string_view context_json,
                                       const RenderOptions& options) const {
+  const size_t max_chars = options.max_output_chars > 0 ? options.max_output_chars
+                                                        : 8 * context_json.size() + (1u << 20);
   detail::GilScope gil;
-  PyObject* args = Py_BuildValue("(Oy#y#)", compiled_->template_, context_json.data(),
+  PyObject* args = Py_BuildValue("(Oy#y#n)", compiled_->template_, context_json.data(),
                                  static_cast<Py_ssize_t>(context_json.size()), options.now.data(),
-                                 static_cast<Py_ssize_t>(options.now.size()));
-  PyObject* bytes = call_checked(detail::render_function(), args);
+                                 static_cast<Py_ssize_t>(options.now.size()),
+                                 static_cast<Py_ssize_t>(max_chars));
+  detail::RenderDeadline deadline(options.time_limit);
+  PyObject* bytes = nullptr;
+  try {
+    bytes = call_checked(detail::render_function(), args);
+  } catch (const TemplateError& e) {
+    if (deadline.fired()) {
+      throw TemplateBudgetError(
+          fmt::format("the template ran past its time limit of {} ms", options.time_limit.count()));
+    }
+    constexpr std::string_view kOver = "RenderBudgetExceeded: ";
+    if (std::string_view(e.what()).starts_with(kOver)) {
+      throw TemplateBudgetError(std::string(e.what()).substr(kOver.size()));
+    }
+    throw;
+  }
   std::string out(PyBytes_AS_STRING(bytes), static_cast<size_t>(PyBytes_GET_SIZE(bytes)));
   Py_DECREF(bytes);
   return out;

@@ -5,6 +5,7 @@
 //
 // Thread safety: every call may come from any thread. The interpreter starts lazily on the first
 // from_text() and lives for the rest of the process; calls serialise on its global lock (GIL).
+#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -20,10 +21,23 @@ class TemplateError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A rendering stopped by its budget (RenderOptions): the template, not the request, is at fault.
+// The interpreter stays usable.
+class TemplateBudgetError : public TemplateError {
+ public:
+  using TemplateError::TemplateError;
+};
+
 struct RenderOptions {
   // The time `strftime_now(fmt)` formats, ISO 8601 (Python's datetime.fromisoformat). Fixed by
   // default so that a rendering never depends on today's date; the server passes the real time.
   std::string now = "2024-07-26T12:00:00";
+  // A rendering running longer is stopped (TemplateBudgetError); 0: no limit. Templates take
+  // milliseconds; one that loops holds the interpreter's lock, and every other rendering waits.
+  std::chrono::milliseconds time_limit{10000};
+  // Most characters a rendering may produce or build in one value; 0: 8 × the context's JSON
+  // plus 1 MiB (a prompt is the messages and tools with some markup around them).
+  size_t max_output_chars = 0;
 };
 
 class ChatTemplate {

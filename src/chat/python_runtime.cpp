@@ -27,6 +27,7 @@ std::once_flag g_once;
 std::string g_init_error;  // non-empty when the interpreter or jinja2 failed to start
 PyObject* g_compile = nullptr;
 PyObject* g_render = nullptr;
+PyObject* g_timeout = nullptr;
 
 #define BATON_STR2(x) #x
 #define BATON_STR(x) BATON_STR2(x)
@@ -82,8 +83,11 @@ void load_module() {
   }
   g_compile = PyObject_GetAttrString(module, "compile_template");
   g_render = PyObject_GetAttrString(module, "render");
+  g_timeout = PyObject_GetAttrString(module, "RenderTimeout");
   Py_DECREF(module);  // sys.modules keeps it
-  if (g_compile == nullptr || g_render == nullptr) g_init_error = fetch_error();
+  if (g_compile == nullptr || g_render == nullptr || g_timeout == nullptr) {
+    g_init_error = fetch_error();
+  }
 }
 
 void start_interpreter() {
@@ -144,6 +148,9 @@ PyObject* compile_function() {
 }
 PyObject* render_function() {
   return g_render;
+}
+PyObject* timeout_exception() {
+  return g_timeout;
 }
 
 }  // namespace baton::chat::detail

@@ -24,7 +24,9 @@ class GilScope {
 // Call only under a GilScope.
 // compile_template(source: bytes) -> (ok, template | message)
 PyObject* compile_function();
-// render(template, context: bytes, now: bytes) -> (ok, bytes | message)
+// render(template, context: bytes, now: bytes, max_chars: int) -> (ok, bytes | message)
 PyObject* render_function();
+// The exception class a watchdog raises into a rendering that ran out of time.
+PyObject* timeout_exception();
 
 }  // namespace baton::chat::detail

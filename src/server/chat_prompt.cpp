@@ -149,6 +149,13 @@ ChatPrompt build_chat_prompt(const ChatSetup& setup, const ChatFields& req,
     chat::RenderOptions ro;
     ro.now = now_iso();
     rendered = tpl.render(render_context(setup, req, tools), ro);
+  } catch (const chat::TemplateBudgetError& e) {
+    // The template misbehaved, not the request: the operator fixes it with --chat-template.
+    throw ApiError(500,
+                   fmt::format("the chat template ({}) was stopped: {}; serve a fixed one with "
+                               "--chat-template FILE",
+                               setup.origin, e.what()),
+                   "messages", "server_error", "chat_template_budget");
   } catch (const chat::TemplateError& e) {
     throw ApiError(400, fmt::format("the chat template rejected these messages: {}", e.what()),
                    "messages", "invalid_request_error", "chat_template_error");

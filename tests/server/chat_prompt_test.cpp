@@ -247,6 +247,27 @@ TEST(ChatPrompt, TemplateErrorsAre400sWithTheTemplatesMessage) {
   }
 }
 
+// A template that writes without end is stopped at its budget: a 500 naming the template (the
+// operator's to fix), and the interpreter renders the next request.
+TEST(ChatPrompt, ATemplatePastItsBudgetIsA500NamingIt) {
+  testing::FakeCodec codec;
+  ChatOptions o;
+  o.template_text = "{% for i in range(100000) %}{{ messages[0].content * 100 }}{% endfor %}";
+  auto setup = make_chat_setup(o, {}, codec);
+  try {
+    build_chat_prompt(*setup, conversation({{"user", "0123456789"}}), codec);
+    FAIL() << "no error";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 500);
+    EXPECT_EQ(e.code, "chat_template_budget");
+    EXPECT_NE(std::string(e.what()).find("--chat-template"), std::string::npos) << e.what();
+  }
+  o.template_text = "{{ messages[0].content }}";
+  EXPECT_EQ(
+      build_chat_prompt(*make_chat_setup(o, {}, codec), conversation({{"user", "ok"}}), codec).text,
+      "ok");
+}
+
 TEST(ChatPrompt, BadSetupsFailAtStartWithTheFix) {
   testing::FakeCodec codec;
   ChatOptions o;
