@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-bash scripts/build.sh
+# Only the server binary: the test suite (scripts/test.sh builds it) is not needed to serve.
+bash scripts/build.sh baton
 # Without $MODEL: stories260K, a real (tiny) model shipped in share/models, which tells short
 # children's stories. Set MODEL=path/to/model.gguf to serve your own.
 MODEL=${MODEL:-share/models/stories260K.gguf}

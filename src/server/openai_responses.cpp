@@ -65,7 +65,11 @@ json completion_logprobs_json(const std::vector<TokenLogprob>& lps, size_t text_
     tokens.push_back(lp.token);
     token_lps.push_back(lp.logprob);
     json top = json::object();
-    for (const auto& [tok, p] : lp.top) top[tok] = p;
+    // Keyed by text: two tokens can print the same (byte tokens that decode to U+FFFD); the
+    // list is most likely first, and the most likely keeps the key.
+    for (const auto& [tok, p] : lp.top) {
+      if (!top.contains(tok)) top[tok] = p;
+    }
     tops.push_back(top);
     offsets.push_back(text_offset);
     text_offset += lp.token.size();
