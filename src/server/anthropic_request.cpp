@@ -8,6 +8,7 @@
 
 #include "server/errors.h"
 #include "server/json_fields.h"
+#include "server/sampling_fields.h"
 #include "server/stop_set.h"
 #include "util/log.h"
 
@@ -449,13 +450,7 @@ void parse_generation(const json& obj, const RequestLimits& limits, CommonReques
   if (!max) throw bad_request("'max_tokens' (an integer of at least 1) is required", "max_tokens");
   if (*max < limits.max_tokens_limit) out.max_tokens = static_cast<int32_t>(*max);
   if (auto v = fields::boolean(obj, "stream")) out.stream = *v;
-  if (auto v = fields::number(obj, "temperature", 0, 1)) {
-    out.sampling.temperature = static_cast<float>(*v);
-  }
-  if (auto v = fields::number(obj, "top_p", 0, 1)) out.sampling.top_p = static_cast<float>(*v);
-  if (auto v = fields::integer(obj, "top_k", 0, 1 << 20)) {
-    out.sampling.top_k = static_cast<int32_t>(*v);
-  }
+  parse_basic_sampling(obj, kAnthropicSampling, out.sampling);
   parse_stop_sequences(obj, out);
   if (auto it = obj.find("metadata"); it != obj.end() && !it->is_null()) {
     if (!it->is_object()) throw bad_request("'metadata' must be an object", "metadata");

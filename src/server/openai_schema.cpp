@@ -41,9 +41,7 @@ void parse_stop(const json& obj, CommonRequest& out) {
 }
 
 void parse_sampling(const json& obj, engine::SamplingParams& sp) {
-  if (auto v = fields::number(obj, "temperature", 0, 2)) sp.temperature = static_cast<float>(*v);
-  if (auto v = fields::number(obj, "top_p", 0, 1)) sp.top_p = static_cast<float>(*v);
-  if (auto v = fields::integer(obj, "top_k", 0, 1 << 20)) sp.top_k = static_cast<int32_t>(*v);
+  parse_basic_sampling(obj, kOpenAiSampling, sp);
   if (auto v = fields::number(obj, "min_p", 0, 1)) sp.min_p = static_cast<float>(*v);
   if (auto v = fields::number(obj, "presence_penalty", -2, 2)) {
     sp.presence_penalty = static_cast<float>(*v);

@@ -9,6 +9,7 @@
 
 #include "server/errors.h"
 #include "server/json_fields.h"
+#include "server/sampling_fields.h"
 #include "util/log.h"
 
 namespace baton::server {
@@ -519,10 +520,7 @@ void read_common(const json& obj, const RequestLimits& limits, CommonRequest& ou
     }
     out.max_tokens = static_cast<int32_t>(*v);
   }
-  if (auto v = fields::number(obj, "temperature", 0, 2)) {
-    out.sampling.temperature = static_cast<float>(*v);
-  }
-  if (auto v = fields::number(obj, "top_p", 0, 1)) out.sampling.top_p = static_cast<float>(*v);
+  parse_basic_sampling(obj, kResponsesSampling, out.sampling);
   if (auto v = fields::string(obj, "user")) out.user = *v;
   out.constraint = parse_text_format(obj);
 }

@@ -89,6 +89,15 @@ void refuse_unserved_sampling(const json& obj) {
 
 }  // namespace
 
+void parse_basic_sampling(const json& obj, const SamplingFields& api, engine::SamplingParams& sp) {
+  if (auto v = fields::number(obj, "temperature", 0, api.temperature_max)) {
+    sp.temperature = static_cast<float>(*v);
+  }
+  if (auto v = fields::number(obj, "top_p", 0, 1)) sp.top_p = static_cast<float>(*v);
+  if (!api.top_k) return;
+  if (auto v = fields::integer(obj, "top_k", 0, 1 << 20)) sp.top_k = static_cast<int32_t>(*v);
+}
+
 std::shared_ptr<const engine::LogitBias> parse_logit_bias(const json& obj, int32_t n_vocab) {
   auto it = obj.find("logit_bias");
   if (it == obj.end() || it->is_null()) return nullptr;
