@@ -222,12 +222,14 @@ TEST(RealModel, GptOssWithItsOwnTemplateAnswersAForcedToolCall) {
       "parameters": {"type": "object",
                      "properties": {"city": {"type": "string", "enum": ["Paris", "Lyon"]}},
                      "required": ["city"]}}}])");
-  // (An enum, since a random-weight model would fill a free string up to max_tokens.)
+  // (An enum, since a random-weight model would fill a free string up to max_tokens; one call,
+  // since it would as well go on calling until max_tokens where the grammar allows more.)
   json body = {{"messages",
                 {{{"role", "system"}, {"content", "Be brief."}},
                  {{"role", "user"}, {"content", "Weather in Paris?"}}}},
                {"tools", tools},
                {"tool_choice", "required"},
+               {"parallel_tool_calls", false},
                {"max_tokens", 300},
                {"temperature", 0}};
   auto r = s.client().Post("/v1/chat/completions", body.dump(), "application/json");
