@@ -21,12 +21,15 @@ using testing::options;
 using testing::ScratchDir;
 
 constexpr int kKills = 25;
+// Far above what the writers get out before they are killed: an eviction would take a round's
+// first segments and leave its later ones unchecked.
+constexpr uint64_t kBudget = 1ull << 30;
 
 // The child: writes segments of 64 KiB blocks forever, each chain from a fresh start token,
 // and says on `ready` when its first segment is out (so every kill lands among the writes, even
 // on a slow sanitizer build).
 [[noreturn]] void write_forever(const std::string& dir, int round, int ready) {
-  DiskStore s(options(dir, 64ull << 20, testing::test_layout(64 << 10, 4)));
+  DiskStore s(options(dir, kBudget, testing::test_layout(64 << 10, 4)));
   for (int i = 0;; ++i) {
     testing::save_chain(s, chain(s.options().layout, 4, round * 1000000 + i * 100));
     if (i == 0) {
@@ -56,7 +59,7 @@ TEST(DiskCrash, KilledWritersLeaveOnlyFilesThatLoadRightOrAreRejected) {
     ::waitpid(pid, &status, 0);
     ASSERT_TRUE(WIFSIGNALED(status)) << "the writer ended on its own";
   }
-  DiskStore s(options(dir.path(), 64ull << 20, testing::test_layout(64 << 10, 4)));
+  DiskStore s(options(dir.path(), kBudget, testing::test_layout(64 << 10, 4)));
   const auto st = s.stats();
   ASSERT_GE(st.files, static_cast<uint64_t>(kKills)) << "each writer got one segment out";
   size_t checked = 0;
