@@ -12,25 +12,13 @@
 #include "invariance.h"
 #include "support/shared_files.h"
 #include "synth/synth_model.h"
+#include "tiny_gpt_oss.h"
 
 namespace baton {
 namespace {
 
-// 4 heads of 32 (q width 128 over embd 64), a window of `swa` in layers 0, 2, ...
 std::string gpt_oss_file(const std::filesystem::path& dir, int64_t layers, int64_t swa) {
-  synth::SynthSpec spec;
-  spec.arch = "gpt-oss";
-  spec.embd = 64;
-  spec.layers = layers;
-  spec.heads = 4;
-  spec.kv_heads = 2;
-  spec.head_dim = 32;
-  spec.experts = 4;
-  spec.experts_used = 2;
-  spec.expert_ff = 32;
-  spec.swa = swa;
-  spec.seed = 3;
-  spec.threads = 1;
+  const auto spec = testing::tiny_gpt_oss_spec(layers, swa, 3);
   const auto path = (dir / "gpt-oss.gguf").string();
   synth::write_synthetic_model(spec, path);
   return path;

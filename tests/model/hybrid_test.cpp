@@ -169,24 +169,7 @@ TEST(HybridModel, CheckpointsInsideAStepRestoreTheSameState) {
   eng->allocate_kv(16);
   eng->allocate_state_slots(2);
   const auto p = testing::some_prompt(40, eng->info().n_vocab);
-  auto whole = one_chunk(1, 0, p, {0, 1, 2});
-  whole.seqs[0].checkpoints = {{16, 0}, {32, 1}};
-  engine::StepOutput ref;
-  eng->forward(whole, ref);
-  ASSERT_EQ(ref.logits.size(), 1u);
-  struct Case {
-    uint64_t seq;
-    int32_t slot, from;
-    std::vector<int32_t> table;
-  };
-  for (const Case& c : {Case{2, 1, 32, {0, 1, 3}}, Case{3, 0, 16, {0, 4, 5}}}) {
-    SCOPED_TRACE(c.from);
-    eng->restore_state(c.seq, c.slot, c.from);
-    engine::StepOutput got;
-    eng->forward(one_chunk(c.seq, c.from, {p.begin() + c.from, p.end()}, c.table), got);
-    ASSERT_EQ(got.logits.size(), 1u);
-    EXPECT_TRUE(testing::bit_identical(ref.logits[0], got.logits[0]));
-  }
+  testing::expect_checkpoints_inside_a_step_restore(*eng, p);
   try {
     eng->restore_state(4, 1, 16);
     ADD_FAILURE() << "restored a 32-position state as 16 positions";

@@ -155,4 +155,29 @@ inline std::string forward_error(engine::Engine& eng, const engine::StepBatch& b
   return "(no error)";
 }
 
+// Checkpoints taken inside one step (at 16 and 32 of a 40-token chunk in blocks 0-2, slots 0 and 1)
+// let other sequences start from them over the first sequence's blocks: their logits must be bit
+// for bit the ones of the sequence computed whole. Needs 2 state slots and 6 free blocks of 16.
+inline void expect_checkpoints_inside_a_step_restore(engine::Engine& eng,
+                                                     const std::vector<int32_t>& p) {
+  auto whole = one_chunk(1, 0, p, {0, 1, 2});
+  whole.seqs[0].checkpoints = {{16, 0}, {32, 1}};
+  engine::StepOutput ref;
+  eng.forward(whole, ref);
+  ASSERT_EQ(ref.logits.size(), 1u);
+  struct Case {
+    uint64_t seq;
+    int32_t slot, from;
+    std::vector<int32_t> table;
+  };
+  for (const Case& c : {Case{2, 1, 32, {0, 1, 3}}, Case{3, 0, 16, {0, 4, 5}}}) {
+    SCOPED_TRACE(c.from);
+    eng.restore_state(c.seq, c.slot, c.from);
+    engine::StepOutput got;
+    eng.forward(one_chunk(c.seq, c.from, {p.begin() + c.from, p.end()}, c.table), got);
+    ASSERT_EQ(got.logits.size(), 1u);
+    EXPECT_TRUE(bit_identical(ref.logits[0], got.logits[0]));
+  }
+}
+
 }  // namespace baton::testing

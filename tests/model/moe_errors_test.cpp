@@ -12,6 +12,7 @@
 #include "load_error.h"
 #include "support/shared_files.h"
 #include "synth/synth_model.h"
+#include "tiny_gpt_oss.h"
 
 namespace baton {
 namespace {
@@ -134,18 +135,7 @@ class GptOssErrors : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::scratch_dir();
-    synth::SynthSpec spec;
-    spec.arch = "gpt-oss";
-    spec.embd = 64;
-    spec.layers = 2;
-    spec.heads = 4;
-    spec.kv_heads = 2;
-    spec.head_dim = 32;
-    spec.experts = 4;
-    spec.experts_used = 2;
-    spec.expert_ff = 32;
-    spec.swa = 8;
-    spec.threads = 1;
+    const auto spec = testing::tiny_gpt_oss_spec(2, 8, 1);
     base_ = (dir_ / "base.gguf").string();
     synth::write_synthetic_model(spec, base_);
   }

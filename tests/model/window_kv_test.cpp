@@ -14,6 +14,7 @@
 #include "invariance.h"
 #include "support/shared_files.h"
 #include "synth/synth_model.h"
+#include "tiny_gpt_oss.h"
 
 namespace baton {
 namespace {
@@ -101,19 +102,7 @@ TEST(WindowKv, CheckpointRestoresTheWindowBitForBit) {
 
 // A gpt-oss file: layers 0 and 2 of 4 are windowed (window 8).
 std::string gpt_oss_file(const std::filesystem::path& dir) {
-  synth::SynthSpec spec;
-  spec.arch = "gpt-oss";
-  spec.embd = 64;
-  spec.layers = 4;
-  spec.heads = 4;
-  spec.kv_heads = 2;
-  spec.head_dim = 32;
-  spec.experts = 4;
-  spec.experts_used = 2;
-  spec.expert_ff = 32;
-  spec.swa = 8;
-  spec.seed = 5;
-  spec.threads = 1;
+  const auto spec = testing::tiny_gpt_oss_spec(4, 8, 5);
   const auto path = (dir / "gpt-oss-window.gguf").string();
   synth::write_synthetic_model(spec, path);
   return path;
@@ -158,24 +147,7 @@ TEST(WindowedModel, CheckpointsInsideAStepRestoreTheSameLogits) {
   eng->allocate_kv(16);
   eng->allocate_state_slots(2);
   const auto p = testing::some_prompt(40, eng->info().n_vocab);
-  auto whole = one_chunk(1, 0, p, {0, 1, 2});
-  whole.seqs[0].checkpoints = {{16, 0}, {32, 1}};
-  engine::StepOutput ref;
-  eng->forward(whole, ref);
-  ASSERT_EQ(ref.logits.size(), 1u);
-  struct Case {
-    uint64_t seq;
-    int32_t slot, from;
-    std::vector<int32_t> table;
-  };
-  for (const Case& c : {Case{2, 1, 32, {0, 1, 3}}, Case{3, 0, 16, {0, 4, 5}}}) {
-    SCOPED_TRACE(c.from);
-    eng->restore_state(c.seq, c.slot, c.from);
-    engine::StepOutput got;
-    eng->forward(one_chunk(c.seq, c.from, {p.begin() + c.from, p.end()}, c.table), got);
-    ASSERT_EQ(got.logits.size(), 1u);
-    EXPECT_TRUE(testing::bit_identical(ref.logits[0], got.logits[0]));
-  }
+  testing::expect_checkpoints_inside_a_step_restore(*eng, p);
   const auto msg = forward_error(*eng, one_chunk(9, 16, {p.begin() + 16, p.end()}, {0, 6, 7}));
   EXPECT_NE(msg.find("sequence 9 continues at position 16 but holds no sliding-window KV"),
             std::string::npos)
