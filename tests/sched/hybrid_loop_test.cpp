@@ -230,6 +230,21 @@ SchedConfig disk_config(const std::string& dir) {
   return c;
 }
 
+// A first server run answers `first` and writes its blocks (with their checkpoints) to `dir`;
+// returns the answer, for the next turn's prompt.
+std::vector<int32_t> first_run_saves(const std::string& dir, const std::vector<int32_t>& first) {
+  FakeEngine eng(recurrent_fake());
+  LoopCore core(eng, disk_config(dir));
+  EXPECT_NE(core.disk_tier(), nullptr);
+  if (core.disk_tier() == nullptr) return {};
+  Driver d(core);
+  const uint64_t a = d.submit(greedy(first, 5));
+  EXPECT_TRUE(d.run_until_done());
+  settle_disk(d);
+  EXPECT_GT(core.disk_tier()->stats().saved_blocks, 0u);
+  return d.out[a].tokens;
+}
+
 // --kv-disk-dir with a hybrid model: the tier stores each checkpoint with the block it ends, so
 // after a restart (a fresh engine and loop over the same directory) the next turn loads its
 // prefix up to the prompt's last full block, starts its state from the checkpoint stored there,
@@ -237,18 +252,8 @@ SchedConfig disk_config(const std::string& dir) {
 TEST(HybridLoop, DiskTierCarriesCheckpointsAcrossARestart) {
   const std::string dir = (baton::testing::scratch_dir() / "kv").string();
   const auto first = make_prompt(100, 3);
-  std::vector<int32_t> answer;
-  {
-    FakeEngine eng(recurrent_fake());
-    LoopCore core(eng, disk_config(dir));
-    ASSERT_NE(core.disk_tier(), nullptr);
-    Driver d(core);
-    const uint64_t a = d.submit(greedy(first, 5));
-    ASSERT_TRUE(d.run_until_done());
-    answer = d.out[a].tokens;
-    settle_disk(d);
-    EXPECT_GT(core.disk_tier()->stats().saved_blocks, 0u);
-  }
+  const auto answer = first_run_saves(dir, first);
+  ASSERT_FALSE(answer.empty());
   FakeEngine eng(recurrent_fake());
   LoopCore core(eng, disk_config(dir));
   Driver d(core);
@@ -269,16 +274,8 @@ TEST(HybridLoop, DiskTierCarriesCheckpointsAcrossARestart) {
 TEST(HybridLoop, ADamagedCheckpointOnDiskIsNeverUsed) {
   const std::string dir = (baton::testing::scratch_dir() / "kv").string();
   const auto first = make_prompt(100, 5);
-  std::vector<int32_t> answer;
-  {
-    FakeEngine eng(recurrent_fake());
-    LoopCore core(eng, disk_config(dir));
-    Driver d(core);
-    const uint64_t a = d.submit(greedy(first, 5));
-    ASSERT_TRUE(d.run_until_done());
-    answer = d.out[a].tokens;
-    settle_disk(d);
-  }
+  const auto answer = first_run_saves(dir, first);
+  ASSERT_FALSE(answer.empty());
   // A segment's checkpoints are its last bytes: flip the last one of every segment.
   int damaged = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {

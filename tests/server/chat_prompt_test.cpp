@@ -231,20 +231,26 @@ TEST(ChatPrompt, DeveloperIsSystemForTemplatesThatDoNotKnowIt) {
             "[developer][user]");
 }
 
+// The ApiError building the prompt of a one-message conversation throws (status 0 if none).
+ApiError prompt_error(const ChatSetup& setup, const std::string& content,
+                      testing::FakeCodec& codec) {
+  try {
+    build_chat_prompt(setup, conversation({{"user", content}}), codec);
+  } catch (const ApiError& e) {
+    return e;
+  }
+  return ApiError(0, "no error");
+}
+
 TEST(ChatPrompt, TemplateErrorsAre400sWithTheTemplatesMessage) {
   testing::FakeCodec codec;
   ChatOptions o;
   o.template_text = "{{ raise_exception('Only user and assistant roles are supported!') }}";
-  auto setup = make_chat_setup(o, {}, codec);
-  try {
-    build_chat_prompt(*setup, conversation({{"user", "x"}}), codec);
-    FAIL() << "no error";
-  } catch (const ApiError& e) {
-    EXPECT_EQ(e.status, 400);
-    EXPECT_NE(std::string(e.what()).find("Only user and assistant roles are supported!"),
-              std::string::npos)
-        << e.what();
-  }
+  const auto e = prompt_error(*make_chat_setup(o, {}, codec), "x", codec);
+  EXPECT_EQ(e.status, 400);
+  EXPECT_NE(std::string(e.what()).find("Only user and assistant roles are supported!"),
+            std::string::npos)
+      << e.what();
 }
 
 // A template that writes without end is stopped at its budget: a 500 naming the template (the
@@ -254,14 +260,10 @@ TEST(ChatPrompt, ATemplatePastItsBudgetIsA500NamingIt) {
   ChatOptions o;
   o.template_text = "{% for i in range(100000) %}{{ messages[0].content * 100 }}{% endfor %}";
   auto setup = make_chat_setup(o, {}, codec);
-  try {
-    build_chat_prompt(*setup, conversation({{"user", "0123456789"}}), codec);
-    FAIL() << "no error";
-  } catch (const ApiError& e) {
-    EXPECT_EQ(e.status, 500);
-    EXPECT_EQ(e.code, "chat_template_budget");
-    EXPECT_NE(std::string(e.what()).find("--chat-template"), std::string::npos) << e.what();
-  }
+  const auto e = prompt_error(*setup, "0123456789", codec);
+  EXPECT_EQ(e.status, 500);
+  EXPECT_EQ(e.code, "chat_template_budget");
+  EXPECT_NE(std::string(e.what()).find("--chat-template"), std::string::npos) << e.what();
   o.template_text = "{{ messages[0].content }}";
   EXPECT_EQ(
       build_chat_prompt(*make_chat_setup(o, {}, codec), conversation({{"user", "ok"}}), codec).text,
