@@ -145,18 +145,26 @@ _env.filters["tojson"] = _tojson
 
 def _checked_filter(name, width_arg):
     inner = _env.filters[name]
+    # A filter Jinja passes a context or environment to (slice) takes it as its first argument;
+    # the wrapper must carry the same mark, or Jinja would not pass it.
+    passed = getattr(inner, "jinja_pass_arg", None)
+    first = 1 if passed is not None else 0
 
     def checked(*args, **kwargs):
-        if len(args) > width_arg and isinstance(args[width_arg], int):
-            _check_size(args[width_arg])
-        if name == "format" and args:
-            _check_format(args[0], kwargs or args[1:])
+        width = first + width_arg
+        if len(args) > width and isinstance(args[width], int):
+            _check_size(args[width])
+        if name == "format" and len(args) > first:
+            _check_format(args[first], kwargs or args[first + 1:])
         return inner(*args, **kwargs)
 
+    if passed is not None:
+        checked.jinja_pass_arg = passed
     return checked
 
 
-for _name, _width_arg in (("center", 1), ("indent", 1), ("format", 99)):
+# batch and slice pad with fill values up to their count.
+for _name, _width_arg in (("center", 1), ("indent", 1), ("batch", 1), ("slice", 1), ("format", 99)):
     _env.filters[_name] = _checked_filter(_name, _width_arg)
 _env.globals["raise_exception"] = _raise_exception
 
@@ -168,11 +176,20 @@ def _describe(exc):
     return " ".join(text.split("\n"))
 
 
+# Jinja folds constant expressions while it compiles ("{{ 'a'|center(10**10) }}" runs the filter
+# then). A fold over this size fails the check, and Jinja leaves that expression to the rendering,
+# where the rendering's own budget applies.
+_COMPILE_FOLD_BYTES = 1 << 16
+
+
 def compile_template(source):
+    _budget.max_bytes = _COMPILE_FOLD_BYTES
     try:
         return True, _env.from_string(source.decode("utf-8"))
     except BaseException as exc:
         return False, _describe(exc)
+    finally:
+        _budget.max_bytes = 0
 
 
 def render(template, context_json, now_iso, max_bytes):

@@ -61,7 +61,9 @@ TEST(RenderBudget, OtherThreadsRenderAfterTheLoopIsStopped) {
 }
 
 // Output piece by piece past the budget, and the one-call allocations a template could ask for:
-// each refused before it runs, in a fraction of the time it would take.
+// each refused before it runs, in a fraction of the time it would take. Jinja folds constant
+// filter calls while compiling, so these also prove the compiler runs under a budget: without
+// one, '|center(10000000000)' allocates its 10 GB in from_text.
 TEST(RenderBudget, OutputAndHugeValuesAreRefused) {
   RenderOptions opt;
   opt.max_output_chars = 1 << 20;
@@ -83,6 +85,8 @@ TEST(RenderBudget, OutputAndHugeValuesAreRefused) {
            "{{ '%*d' % (10000000000, 1) }}",
            "{{ '%.*f'|format(10000000000, 1.5) }}",
            "{{ '%.9999999999f' % 1.5 }}",
+           "{{ ([1]|batch(10000000000, 'x'))|list }}",
+           "{{ ([1]|slice(10000000000))|list }}",
        }) {
     double s = 0;
     EXPECT_NE(budget_error(bomb, opt, &s).find("budget"), std::string::npos) << bomb;
@@ -92,9 +96,11 @@ TEST(RenderBudget, OutputAndHugeValuesAreRefused) {
   const auto t = ChatTemplate::from_text(
       "{{ 'ab' * 3 }}|{{ 2 ** 10 }}|{{ 'a'|center(5) }}|{{ '%3d' % 7 }}|{{ '{:>4}'.format(1) }}|"
       "{{ '{:>{}}'.format(1, 3) }}|{{ '%*d' % (3, 7) }}|{{ '{}'.format(1733300000) }}|"
-      "{{ '%d'|format(1733300000) }}");
+      "{{ '%d'|format(1733300000) }}|{{ ([1, 2, 3]|batch(2, 'x'))|list }}|"
+      "{{ ([1, 2, 3]|slice(2))|list }}");
   EXPECT_EQ(t.render(ordered_json::object(), opt),
-            "ababab|1024|  a  |  7|   1|  1|  7|1733300000|1733300000");
+            "ababab|1024|  a  |  7|   1|  1|  7|1733300000|1733300000|[[1, 2], [3, 'x']]|"
+            "[[1, 2], [3]]");
 }
 
 // The default budget follows the context: a long conversation renders.
