@@ -79,6 +79,14 @@ class Grammar {
   // What this compiled grammar holds in memory, for caches that bound their size.
   size_t memory_bytes() const;
 
+  // Shortest completions (grammar_shortest.cpp), what a max_tokens budget is planned with.
+  static constexpr uint32_t kNoEnd = 0xFFFFFFFFu;  // no finite text gets there (or too long)
+  // The fewest bytes from element `pos` to the end of its alternative.
+  uint32_t min_bytes_from(uint32_t pos) const { return min_bytes_[pos]; }
+  // Appends a shortest text from element `pos` to the end of its alternative (each byte class
+  // spelt by its lowest byte); nothing when min_bytes_from(pos) is kNoEnd.
+  void spell_shortest(uint32_t pos, std::string& out) const;
+
   // Building blocks for the parser (grammar_parser.cpp); not for other callers.
   struct Builder;
 
@@ -91,6 +99,8 @@ class Grammar {
   std::vector<uint32_t> alt_starts_;
   std::vector<std::pair<uint32_t, uint32_t>> rule_alts_;
   uint32_t root_ = 0;
+  std::vector<uint32_t> min_bytes_;     // per element
+  std::vector<uint32_t> shortest_alt_;  // per rule: the start of an alternative of fewest bytes
 };
 
 // Where one generation stands in a grammar: the set of parse stacks that the bytes so far allow.
@@ -134,6 +144,11 @@ class Matcher {
   uint64_t cache_epoch() const;
   // Memory held by the cached states, frames and stacks.
   size_t cache_bytes() const;
+
+  // The fewest bytes that complete the text from state s (0 where it may end; Grammar::kNoEnd
+  // where it cannot), and one such text from where the matcher stands.
+  uint32_t min_bytes_to_end(StateId s) const;
+  std::string shortest_completion() const;
 
  private:
   struct Impl;

@@ -206,6 +206,7 @@ std::shared_ptr<const Grammar> Grammar::Builder::finish(const std::string& root)
   g->elements_.shrink_to_fit();
   g->alt_starts_.shrink_to_fit();
   g->rule_alts_.shrink_to_fit();
+  plan_shortest(*g);
   return g;
 }
 
@@ -213,7 +214,8 @@ size_t Grammar::memory_bytes() const {
   return sizeof(Grammar) + elements_.capacity() * sizeof(Element) +
          classes_.capacity() * sizeof(std::bitset<256>) +
          alt_starts_.capacity() * sizeof(uint32_t) +
-         rule_alts_.capacity() * sizeof(std::pair<uint32_t, uint32_t>);
+         rule_alts_.capacity() * sizeof(std::pair<uint32_t, uint32_t>) +
+         (min_bytes_.capacity() + shortest_alt_.capacity()) * sizeof(uint32_t);
 }
 
 }  // namespace baton::grammar

@@ -67,6 +67,8 @@ struct Grammar::Builder {
   std::vector<bool> nullable() const;
   void check_left_recursion(const std::vector<bool>& nullable) const;
   void check_productive(uint32_t root) const;
+  // Fills g's min_bytes_ and shortest_alt_ from its flattened rules (grammar_shortest.cpp).
+  static void plan_shortest(Grammar& g);
 
   // Names are kept once each (a bounded repetition generates thousands of rules that share
   // one); name_of[r] indexes names, and named_rule[n] is the rule that name n defines

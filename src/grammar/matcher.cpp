@@ -55,16 +55,18 @@ struct Matcher::Impl {
   struct Frame {
     uint32_t ret;
     uint32_t parent;
+    uint32_t min_bytes;  // the fewest bytes that complete this frame and those under it
   };
   struct State {
     std::vector<uint64_t> stacks;
     bool can_end = false;
     bool must_end = false;
+    uint32_t min_bytes = Grammar::kNoEnd;
     std::vector<int32_t> trans;
   };
 
   std::shared_ptr<const Grammar> g;
-  std::vector<Frame> frames{{0, 0}};  // frame 0: the bottom (returning from it accepts)
+  std::vector<Frame> frames{{0, 0, 0}};  // frame 0: the bottom (returning from it accepts)
   FlatIndex frame_ids;
   std::vector<State> states;
   std::unordered_map<std::vector<uint64_t>, int32_t, VecHash> state_ids;
@@ -93,11 +95,21 @@ struct Matcher::Impl {
     work_limit = work + units;
   }
 
+  static uint32_t add_bytes(uint32_t a, uint32_t b) {
+    const uint64_t sum = uint64_t{a} + b;
+    return sum >= Grammar::kNoEnd ? Grammar::kNoEnd : static_cast<uint32_t>(sum);
+  }
+  // The fewest bytes that complete one stack: the rest of its top alternative, then its frames.
+  uint32_t stack_min_bytes(uint64_t st) const {
+    if (pos_of(st) == kAcceptPos) return 0;
+    return add_bytes(g->min_bytes_from(pos_of(st)), frames[frame_of(st)].min_bytes);
+  }
+
   uint32_t frame(uint32_t ret, uint32_t parent) {
     auto [id, added] = frame_ids.insert(pack(ret, parent), static_cast<uint32_t>(frames.size()));
     if (added) {
       charge(kFrameWork);
-      frames.push_back({ret, parent});
+      frames.push_back({ret, parent, add_bytes(g->min_bytes_from(ret), frames[parent].min_bytes)});
       bytes += kFrameBytes;
     }
     return id;
@@ -148,6 +160,7 @@ struct Matcher::Impl {
     State s;
     s.can_end = std::binary_search(stacks.begin(), stacks.end(), pack(kAcceptPos, 0));
     s.must_end = s.can_end && stacks.size() == 1;
+    for (uint64_t st : stacks) s.min_bytes = std::min(s.min_bytes, stack_min_bytes(st));
     s.trans.assign(256, kUnknown);
     s.stacks = stacks;
     bytes += kStateBytes + 2 * stacks.size() * sizeof(uint64_t);
@@ -193,7 +206,7 @@ struct Matcher::Impl {
     }
     std::vector<Frame> old = std::move(frames);
     std::unordered_map<uint32_t, uint32_t> remap{{0, 0}};
-    frames = {{0, 0}};
+    frames = {{0, 0, 0}};
     frame_ids.clear();
     states.clear();
     state_ids.clear();
@@ -286,6 +299,27 @@ uint64_t Matcher::cache_epoch() const {
 }
 size_t Matcher::cache_bytes() const {
   return impl_->bytes;
+}
+
+uint32_t Matcher::min_bytes_to_end(StateId s) const {
+  return s == kDead ? Grammar::kNoEnd : impl_->states[s].min_bytes;
+}
+
+std::string Matcher::shortest_completion() const {
+  std::string out;
+  if (impl_->current == kDead) return out;
+  const Impl::State& s = impl_->states[impl_->current];
+  if (s.min_bytes == Grammar::kNoEnd) return out;
+  for (uint64_t st : s.stacks) {
+    if (impl_->stack_min_bytes(st) != s.min_bytes) continue;
+    if (pos_of(st) == kAcceptPos) return out;
+    impl_->g->spell_shortest(pos_of(st), out);
+    for (uint32_t f = frame_of(st); f != 0; f = impl_->frames[f].parent) {
+      impl_->g->spell_shortest(impl_->frames[f].ret, out);
+    }
+    break;
+  }
+  return out;
 }
 
 bool matches(const std::shared_ptr<const Grammar>& g, std::string_view text) {

@@ -1,6 +1,7 @@
 #include "grammar/token_mask.h"
 
 #include <algorithm>
+#include <climits>
 
 namespace baton::grammar {
 namespace {
@@ -60,7 +61,21 @@ bool TokenMatcher::is_eog(int32_t token) const {
   return std::find(e.begin(), e.end(), token) != e.end();
 }
 
-void TokenMatcher::compute(std::vector<uint64_t>& bits) {
+std::pair<int32_t, size_t> VocabTrie::longest_prefix(std::string_view text) const {
+  std::pair<int32_t, size_t> best{-1, 0};
+  size_t first = 0, end = nodes_.size();  // the children of the node matched so far
+  for (size_t d = 0; d < text.size(); ++d) {
+    size_t c = first;
+    while (c < end && nodes_[c].byte != static_cast<uint8_t>(text[d])) c = nodes_[c].subtree_end;
+    if (c >= end) break;
+    if (nodes_[c].n_tokens > 0) best = {token_ids_[nodes_[c].first_token], d + 1};
+    first = c + 1;
+    end = nodes_[c].subtree_end;
+  }
+  return best;
+}
+
+void TokenMatcher::compute(std::vector<uint64_t>& bits, uint32_t max_min_bytes, uint32_t* worst) {
   bits.assign((vocab_->n_vocab() + 63) / 64, 0);
   const auto& nodes = vocab_->nodes();
   const auto& ids = vocab_->token_ids();
@@ -73,9 +88,13 @@ void TokenMatcher::compute(std::vector<uint64_t>& bits) {
       continue;
     }
     path_[n.depth] = s;
-    for (uint32_t k = 0; k < n.n_tokens; ++k) {
-      const int32_t id = ids[n.first_token + k];
-      bits[id >> 6] |= uint64_t{1} << (id & 63);
+    const uint32_t rest = matcher_.min_bytes_to_end(s);
+    if (n.n_tokens > 0 && rest <= max_min_bytes) {
+      if (worst) *worst = std::max(*worst, rest);
+      for (uint32_t k = 0; k < n.n_tokens; ++k) {
+        const int32_t id = ids[n.first_token + k];
+        bits[id >> 6] |= uint64_t{1} << (id & 63);
+      }
     }
     ++i;
   }
@@ -84,6 +103,19 @@ void TokenMatcher::compute(std::vector<uint64_t>& bits) {
       if (id >= 0 && id < vocab_->n_vocab()) bits[id >> 6] |= uint64_t{1} << (id & 63);
     }
   }
+}
+
+void TokenMatcher::compute_charged(std::vector<uint64_t>& bits, uint32_t max_min_bytes,
+                                   uint32_t* worst) {
+  const uint64_t before = matcher_.work();
+  matcher_.begin_work(credit_);
+  try {
+    compute(bits, max_min_bytes, worst);
+  } catch (...) {
+    credit_ = 0;
+    throw;
+  }
+  credit_ -= matcher_.work() - before;
 }
 
 const std::vector<uint64_t>& TokenMatcher::allowed() {
@@ -95,19 +127,42 @@ const std::vector<uint64_t>& TokenMatcher::allowed() {
   auto it = masks_.find(s);
   if (it == masks_.end()) {
     if (masks_.size() >= kMaxCachedMasks) masks_.clear();
-    it = masks_.emplace(s, std::vector<uint64_t>{}).first;
-    const uint64_t before = matcher_.work();
-    matcher_.begin_work(credit_);
+    it = masks_.emplace(s, Mask{}).first;
     try {
-      compute(it->second);
+      compute_charged(it->second.bits, Grammar::kNoEnd - 1, &it->second.worst_min_bytes);
     } catch (...) {
       masks_.erase(it);
-      credit_ = 0;
       throw;
     }
-    credit_ -= matcher_.work() - before;
   }
-  return it->second;
+  const Mask& mask = it->second;
+  const int64_t after = max_tokens_ - accepted_ - 1;  // tokens that may follow this one
+  if (max_tokens_ < 0 || after < 0 || mask.worst_min_bytes <= after) return mask.bits;
+  // Near the end of the budget: only tokens whose completion still fits, and the first token
+  // of the shortest completion, which always does.
+  compute_charged(budget_bits_, static_cast<uint32_t>(after), nullptr);
+  if (plan_.empty()) plan_ = matcher_.shortest_completion();
+  const int32_t first = vocab_->longest_prefix(plan_).first;
+  if (first >= 0) budget_bits_[first >> 6] |= uint64_t{1} << (first & 63);
+  return budget_bits_;
+}
+
+void TokenMatcher::limit_tokens(int32_t max_tokens) {
+  max_tokens_ = max_tokens;
+  accepted_ = 0;
+  plan_.clear();
+}
+
+int32_t TokenMatcher::min_tokens_to_end() const {
+  if (matcher_.min_bytes_to_end(matcher_.state()) == Grammar::kNoEnd) return INT32_MAX;
+  const std::string text = matcher_.shortest_completion();
+  int32_t tokens = 0;
+  for (size_t at = 0; at < text.size(); ++tokens) {
+    const size_t len = vocab_->longest_prefix(std::string_view(text).substr(at)).second;
+    if (len == 0) return INT32_MAX;
+    at += len;
+  }
+  return tokens;
 }
 
 bool TokenMatcher::accept(int32_t token) {
@@ -119,10 +174,20 @@ bool TokenMatcher::accept(int32_t token) {
   const bool ok = matcher_.accept(b);
   // The matcher drops its cached states when it grows too large; state ids then change.
   if (matcher_.cache_epoch() != epoch) masks_.clear();
+  if (ok) {
+    ++accepted_;
+    // Still on the plan: the rest of it is a completion from here.
+    if (plan_.starts_with(b)) {
+      plan_.erase(0, b.size());
+    } else {
+      plan_.clear();
+    }
+  }
   return ok;
 }
 
 bool TokenMatcher::accept_bytes(std::string_view bytes) {
+  plan_.clear();
   const uint64_t epoch = matcher_.cache_epoch();
   const bool ok = matcher_.accept(bytes);
   if (matcher_.cache_epoch() != epoch) masks_.clear();

@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "grammar/grammar.h"
@@ -33,6 +35,8 @@ class VocabTrie {
     uint32_t first_token = 0, n_tokens = 0;  // into token_ids
   };
   const std::vector<Node>& nodes() const { return nodes_; }
+  // The longest token whose bytes begin `text`, and their length; {-1, 0} when none does.
+  std::pair<int32_t, size_t> longest_prefix(std::string_view text) const;
   const std::vector<int32_t>& token_ids() const { return token_ids_; }
   size_t max_depth() const { return max_depth_; }
 
@@ -53,7 +57,17 @@ class TokenMatcher {
   // One bit per token id (bit id % 64 of word id / 64): the tokens allowed next, EOG tokens
   // included where the grammar may end. Valid until the next accept. Throws GrammarBudgetError
   // when computing it takes more work than GrammarLimits allows (per mask, and on average).
+  // A token is left out when no text completes the grammar after it, and, under a token limit,
+  // when the shortest completion after it has more bytes than tokens are left, unless it is the
+  // first token of the current shortest completion: so the output ends complete within the
+  // limit whenever min_tokens_to_end() <= the limit at the start (every byte being one token of
+  // the vocabulary somewhere, as in byte-level BPE and SentencePiece byte fallback).
   const std::vector<uint64_t>& allowed();
+  // At most `max_tokens` more tokens will be accepted (counted from this call); < 0: no limit.
+  void limit_tokens(int32_t max_tokens);
+  // The tokens of a shortest completion from here, spelt by longest-match; INT32_MAX when no
+  // text completes it or the vocabulary cannot spell one.
+  int32_t min_tokens_to_end() const;
   // Advances past a token; false (state unchanged) when the grammar does not allow it.
   bool accept(int32_t token);
   // Advances past text that no single token spelled (a trigger found across tokens).
@@ -67,11 +81,25 @@ class TokenMatcher {
   const Matcher& matcher() const { return matcher_; }
 
  private:
-  void compute(std::vector<uint64_t>& bits);
+  struct Mask {
+    std::vector<uint64_t> bits;
+    uint32_t worst_min_bytes = 0;  // the most bytes a shortest completion after one of its
+                                   // tokens takes: past the budget's reach, it is narrowed
+  };
+  // Tokens after which a completion of at most `max_min_bytes` bytes exists, into bits.
+  void compute(std::vector<uint64_t>& bits, uint32_t max_min_bytes, uint32_t* worst);
+  // compute() within the work credit of one mask.
+  void compute_charged(std::vector<uint64_t>& bits, uint32_t max_min_bytes, uint32_t* worst);
 
   Matcher matcher_;
   std::shared_ptr<const VocabTrie> vocab_;
-  std::unordered_map<Matcher::StateId, std::vector<uint64_t>> masks_;
+  std::unordered_map<Matcher::StateId, Mask> masks_;
+  std::vector<uint64_t> budget_bits_;  // the mask narrowed to the tokens left
+  int64_t max_tokens_ = -1;            // from limit_tokens; accepted_ counts from there
+  int64_t accepted_ = 0;
+  // Near the end of the budget, the completion being followed: its greedy tokens are always
+  // allowed, and following it never needs more tokens than it did when it was planned.
+  std::string plan_;
   std::vector<Matcher::StateId> path_;          // walk scratch: state at each trie depth
   uint64_t credit_ = GrammarLimits::kStepWork;  // matcher work the next mask may use
 };

@@ -1,0 +1,106 @@
+// Shortest completions: for every rule, the fewest bytes it can derive and an alternative that
+// does, and for every element the fewest bytes from it to the end of its alternative. A
+// constrained answer with a max_tokens budget plans with these (token_mask.cpp): from any parse
+// state, the shortest text that completes it is the cheapest stack's remaining elements.
+//
+// Rule costs are Knuth's generalisation of Dijkstra's algorithm to grammars: an alternative's
+// cost is known once every rule it uses is, and the cheapest known alternative settles its
+// rule for good, because costs only add up. One pass over the rule uses, a heap of alternatives.
+#include <algorithm>
+#include <functional>
+#include <queue>
+
+#include "grammar/grammar_builder.h"
+
+namespace baton::grammar {
+namespace {
+
+// Past this many bytes a completion counts as having no end: no budget plans with it.
+constexpr uint64_t kLongest = uint64_t{1} << 30;
+
+uint32_t capped(uint64_t bytes) {
+  return bytes >= kLongest ? Grammar::kNoEnd : static_cast<uint32_t>(bytes);
+}
+
+}  // namespace
+
+void Grammar::Builder::plan_shortest(Grammar& g) {
+  const std::vector<Element>& el = g.elements_;
+  const size_t n_alts = g.alt_starts_.size(), n_rules = g.rule_alts_.size();
+  std::vector<uint32_t> owner(n_alts), pending(n_alts, 0);
+  std::vector<uint64_t> partial(n_alts, 0);
+  std::vector<uint32_t> use_start(n_rules + 1, 0);
+  for (const Element& e : el) {
+    if (e.kind == Element::Kind::Rule) ++use_start[e.index + 1];
+  }
+  for (size_t r = 0; r < n_rules; ++r) use_start[r + 1] += use_start[r];
+  std::vector<uint32_t> users(use_start.back()), fill(use_start.begin(), use_start.end() - 1);
+  using Candidate = std::pair<uint64_t, uint32_t>;  // cost, alternative
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
+  for (uint32_t r = 0; r < n_rules; ++r) {
+    for (uint32_t a = g.rule_alts_[r].first; a < g.rule_alts_[r].second; ++a) {
+      owner[a] = r;
+      for (uint32_t p = g.alt_starts_[a]; el[p].kind != Element::Kind::End; ++p) {
+        if (el[p].kind == Element::Kind::Bytes) {
+          ++partial[a];
+        } else {
+          ++pending[a];
+          users[fill[el[p].index]++] = a;
+        }
+      }
+      if (pending[a] == 0) heap.emplace(partial[a], a);
+    }
+  }
+  std::vector<uint64_t> rule_bytes(n_rules, kLongest);
+  g.shortest_alt_.assign(n_rules, kNoEnd);
+  while (!heap.empty()) {
+    const auto [cost, a] = heap.top();
+    heap.pop();
+    const uint32_t r = owner[a];
+    if (g.shortest_alt_[r] != kNoEnd || cost >= kLongest) continue;
+    g.shortest_alt_[r] = g.alt_starts_[a];
+    rule_bytes[r] = cost;
+    for (uint32_t i = use_start[r]; i < use_start[r + 1]; ++i) {
+      const uint32_t b = users[i];
+      partial[b] = std::min(kLongest, partial[b] + cost);
+      if (--pending[b] == 0 && g.shortest_alt_[owner[b]] == kNoEnd) heap.emplace(partial[b], b);
+    }
+  }
+  // Each alternative's elements, back to front: the bytes from each to its End.
+  g.min_bytes_.assign(el.size(), 0);
+  for (size_t a = 0; a < n_alts; ++a) {
+    uint32_t end = g.alt_starts_[a];
+    while (el[end].kind != Element::Kind::End) ++end;
+    uint64_t after = 0;
+    for (uint32_t p = end; p-- > g.alt_starts_[a];) {
+      after += el[p].kind == Element::Kind::Bytes ? 1 : rule_bytes[el[p].index];
+      after = std::min(after, kLongest);
+      g.min_bytes_[p] = capped(after);
+    }
+    g.min_bytes_[end] = 0;
+  }
+}
+
+void Grammar::spell_shortest(uint32_t pos, std::string& out) const {
+  if (min_bytes_[pos] == kNoEnd) return;
+  // Positions still to spell, innermost last: a rule's shortest alternative goes before the
+  // rest of the alternative that uses it.
+  std::vector<uint32_t> todo{pos};
+  while (!todo.empty()) {
+    const uint32_t p = todo.back();
+    todo.pop_back();
+    const Element& e = elements_[p];
+    if (e.kind == Element::Kind::End) continue;
+    todo.push_back(p + 1);
+    if (e.kind == Element::Kind::Rule) {
+      todo.push_back(shortest_alt_[e.index]);
+      continue;
+    }
+    const std::bitset<256>& c = classes_[e.index];
+    int b = 0;
+    while (b < 255 && !c.test(static_cast<size_t>(b))) ++b;
+    out.push_back(static_cast<char>(b));
+  }
+}
+
+}  // namespace baton::grammar
