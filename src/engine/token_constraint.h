@@ -29,6 +29,9 @@ class TokenConstraint {
   // The output is complete and nothing may follow: generation ends here even for a model
   // without end-of-generation tokens.
   virtual bool complete() const = 0;
+  // The fewest tokens that complete the output from where it stands (0: nothing is needed or
+  // the constraint cannot tell). A request whose max_tokens is below it is refused up front.
+  virtual int32_t min_tokens_to_complete() const { return 0; }
 };
 
 }  // namespace baton::engine

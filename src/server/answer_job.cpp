@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <climits>
+
 #include "server/answer_body.h"
 #include "server/errors.h"
 #include "server/stop_condition.h"
@@ -56,6 +58,25 @@ std::shared_ptr<sched::RequestHandle> submit(const ServeContext& c, sched::Gener
   }
 }
 
+// A constrained answer ends complete within max_tokens (the mask plans for it) only when the
+// shortest output the constraint allows fits; below that, every answer would be cut off.
+void check_room_for_constraint(const sched::TokenConstraint& c, int32_t max_tokens, bool given) {
+  const int32_t need = c.min_tokens_to_complete();
+  if (need <= max_tokens) return;
+  if (need == INT32_MAX) {
+    throw bad_request(
+        "the output constraint allows no output this model's vocabulary can spell; check the "
+        "grammar, response_format or tool definitions",
+        "");
+  }
+  throw ApiError(400,
+                 fmt::format("max_tokens is {}{} but the shortest output the output constraint "
+                             "(response_format, grammar or forced tool call) allows takes {} "
+                             "tokens; set max_tokens to at least {}",
+                             max_tokens, given ? "" : " (the default here)", need, need),
+                 "max_tokens", "invalid_request_error", "max_tokens_too_small");
+}
+
 // Choice k of a prompt samples with its own stream of randomness, derived from the request's
 // seed so that the same request gives the same choices again.
 uint64_t choice_seed(uint64_t seed, size_t k) {
@@ -101,7 +122,9 @@ void check_model(const ServeContext& c, const std::string& model) {
 ConstraintFactory output_constraints(const ServeContext& c, const CommonRequest& common) {
   if (!common.constraint.active()) return {};
   auto compiled = c.constraints->compile(common.constraint);
-  return [comp = c.constraints, compiled] { return comp->make(compiled); };
+  return [comp = c.constraints, compiled](int32_t max_tokens) {
+    return comp->make(compiled, {}, max_tokens);
+  };
 }
 
 std::shared_ptr<AsyncBody> start_answer_job(const ServeContext& c, AnswerJob job,
@@ -129,7 +152,10 @@ std::shared_ptr<AsyncBody> start_answer_job(const ServeContext& c, AnswerJob job
       if (plan.keep_best > 0) r.sampling.logprobs = true;
       r.ignore_eos = job.common.ignore_eos;
       r.stop = make_stop_condition(c.codec, plan.stop, p.tokens, job.show_special);
-      if (job.make_constraint) r.constraint = job.make_constraint();
+      if (job.make_constraint) {
+        r.constraint = job.make_constraint(max_tokens);
+        check_room_for_constraint(*r.constraint, max_tokens, job.common.max_tokens.has_value());
+      }
       cp.parser = job.make_parser();
       cp.group = g;
       cp.leader = k == 0;

@@ -20,8 +20,9 @@ RequestLimits request_limits(const ServeContext& c);
 // 400 model_not_found unless `model` is empty or the served model's id.
 void check_model(const ServeContext& c, const std::string& model);
 
-// Makes one choice's constraint (constraints hold per-request state); empty: unconstrained.
-using ConstraintFactory = std::function<std::shared_ptr<sched::TokenConstraint>()>;
+// Makes one choice's constraint (constraints hold per-request state) for an answer of at most
+// max_tokens tokens; empty: unconstrained.
+using ConstraintFactory = std::function<std::shared_ptr<sched::TokenConstraint>(int32_t)>;
 
 // response_format / grammar / regex of `common`, compiled once (400 when they do not compile).
 ConstraintFactory output_constraints(const ServeContext& c, const CommonRequest& common);

@@ -58,7 +58,7 @@ ConstraintFactory auto_call_constraints(const ServeContext& c, const ChatFields&
     }
     auto compiled = c.constraints->compile_gbnf(gbnf, "tools");
     auto vocab = c.constraints->vocab(format.markers());
-    return [trigger = format.call_trigger(), compiled, vocab, thinking] {
+    return [trigger = format.call_trigger(), compiled, vocab, thinking](int32_t) {
       return std::make_shared<TriggeredConstraint>(trigger, compiled, vocab, thinking);
     };
   } catch (const std::exception& e) {
@@ -76,7 +76,9 @@ ConstraintFactory chat_constraints(const ServeContext& c, const CommonRequest& c
     auto compiled = forced_call_grammar(c, common, chat, prompt);
     if (!compiled) return {};
     auto markers = prompt.format->markers();
-    return [comp = c.constraints, compiled, markers] { return comp->make(compiled, markers); };
+    return [comp = c.constraints, compiled, markers](int32_t max_tokens) {
+      return comp->make(compiled, markers, max_tokens);
+    };
   }
   const bool free_calls = chat.tool_choice == ToolChoice::Auto && !chat.tools.empty();
   if (free_calls && prompt.format && !common.constraint.active()) {

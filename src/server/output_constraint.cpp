@@ -258,8 +258,10 @@ namespace {
 class GrammarConstraint : public sched::TokenConstraint {
  public:
   GrammarConstraint(std::shared_ptr<const grammar::Grammar> g,
-                    std::shared_ptr<const grammar::VocabTrie> v)
-      : m_(std::move(g), std::move(v)) {}
+                    std::shared_ptr<const grammar::VocabTrie> v, int32_t max_tokens)
+      : m_(std::move(g), std::move(v)) {
+    m_.limit_tokens(max_tokens);
+  }
   const std::vector<uint64_t>* allowed() override {
     try {
       return &m_.allowed();
@@ -277,6 +279,7 @@ class GrammarConstraint : public sched::TokenConstraint {
     if (!ok) throw std::runtime_error(fmt::format("token {} is outside the grammar", token));
   }
   bool complete() const override { return m_.must_end(); }
+  int32_t min_tokens_to_complete() const override { return m_.min_tokens_to_end(); }
 
  private:
   grammar::TokenMatcher m_;
@@ -285,8 +288,9 @@ class GrammarConstraint : public sched::TokenConstraint {
 }  // namespace
 
 std::shared_ptr<sched::TokenConstraint> ConstraintCompiler::make(
-    std::shared_ptr<const grammar::Grammar> g, const std::vector<std::string>& markers) {
-  return std::make_shared<GrammarConstraint>(std::move(g), vocab(markers));
+    std::shared_ptr<const grammar::Grammar> g, const std::vector<std::string>& markers,
+    int32_t max_tokens) {
+  return std::make_shared<GrammarConstraint>(std::move(g), vocab(markers), max_tokens);
 }
 
 }  // namespace baton::server

@@ -58,8 +58,10 @@ class ConstraintCompiler {
                                                        const std::string& field);
   // markers: control-token texts the grammar may spell with their token (a tool-call format's
   // markup, e.g. "<|python_tag|>"); every other control token stays out of constrained output.
+  // max_tokens >= 0: the output is planned to end complete within that many tokens.
   std::shared_ptr<sched::TokenConstraint> make(std::shared_ptr<const grammar::Grammar> g,
-                                               const std::vector<std::string>& markers = {});
+                                               const std::vector<std::string>& markers = {},
+                                               int32_t max_tokens = -1);
   std::shared_ptr<const grammar::VocabTrie> vocab(const std::vector<std::string>& markers = {});
   size_t cached_bytes() const;
   size_t cached_grammars() const;

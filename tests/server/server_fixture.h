@@ -61,6 +61,9 @@ class FakeCodec : public TextCodec {
     return chatml_ && text == "<|im_start|>";
   }
   int32_t n_vocab() const override { return n_vocab_; }
+  // The fake engine's end token (FakeEngineConfig::eog_id): a constraint allows it only where
+  // the output may end, and spells '"' with another id.
+  std::vector<int32_t> eog_tokens() const override { return {engine::FakeEngineConfig{}.eog_id}; }
   bool default_add_bos() const override { return false; }
   size_t max_token_bytes() const override { return 1; }  // one byte per token
 
