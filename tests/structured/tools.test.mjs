@@ -44,7 +44,25 @@ const TOOLS = [
     },
   },
 ];
-const validators = Object.fromEntries(TOOLS.map((t) => [t.function.name, compileValidator(t.function.parameters)]));
+// Strings and an array without bounds: only the max_tokens plan closes them in time.
+const OPEN_TOOL = {
+  type: 'function',
+  function: {
+    name: 'save_note',
+    parameters: {
+      type: 'object',
+      properties: {
+        title: { type: 'string' },
+        body: { type: 'string' },
+        labels: { type: 'array', items: { type: 'string' } },
+      },
+      required: ['title', 'body', 'labels'],
+      additionalProperties: false,
+    },
+  },
+};
+const validators = Object.fromEntries([...TOOLS, OPEN_TOOL].map((t) => [t.function.name, compileValidator(t.function.parameters)]));
+const BUDGET_SAMPLES = Number(process.env.BATON_ST_BUDGET_SAMPLES || 40);
 
 function body(seed, tool_choice, parallel = true) {
   return {
@@ -108,6 +126,22 @@ for (const family of FAMILIES) {
       const rs = await pool(seeds, CONCURRENCY, (seed) => server.post('/v1/chat/completions', body(seed, choice, false)));
       const bad = rs.map((r, seed) => judge(r, seed, 'create_event', true)).filter(Boolean);
       assert.equal(bad.length, 0, `${bad.length}/10 failed:\n${bad.slice(0, 4).join('\n')}`);
+    });
+
+    test('a forced call with unbounded arguments ends valid from the shortest call up to 4x it', async () => {
+      const forced = (seed, max_tokens) => ({
+        ...body(seed, { type: 'function', function: { name: 'save_note' } }, false),
+        tools: [OPEN_TOOL],
+        max_tokens,
+      });
+      const refused = await server.post('/v1/chat/completions', forced(0, 1));
+      assert.equal(refused.status, 400, refused.text);
+      const minimum = Number(/takes (\d+) tokens/.exec(refused.body.error.message)?.[1]);
+      assert.ok(minimum > 1 && minimum < 300, refused.body.error.message);
+      const budgets = [...Array(BUDGET_SAMPLES).keys()].map((seed) => minimum + (seed % (3 * minimum + 1)));
+      const rs = await pool([...budgets.keys()], CONCURRENCY, (seed) => server.post('/v1/chat/completions', forced(seed, budgets[seed])));
+      const bad = rs.map((r, seed) => judge(r, seed, 'save_note', true)).filter(Boolean);
+      assert.equal(bad.length, 0, `${bad.length}/${BUDGET_SAMPLES} failed (shortest call ${minimum} tokens):\n${bad.slice(0, 4).join('\n')}`);
     });
 
     test('streamed: the call deltas assemble into a valid call', async () => {
