@@ -60,7 +60,9 @@ ParsedOutput HarmonyFormat::parse(std::string_view text, bool final) const {
     }
     Header h = read_header(text.substr(pos, header_end - pos));
     size_t body_start = header_end + kMessage.size();
-    auto [end, consumed] = markup::find_body_end(text, body_start, kEnds, kStart);
+    auto [end, consumed] = h.recipient.empty()
+                               ? markup::find_body_end(text, body_start, kEnds, kStart)
+                               : markup::find_json_body_end(text, body_start, kEnds, kStart);
     bool complete = end != markup::npos || final;
     std::string_view body =
         text.substr(body_start, (end == markup::npos ? text.size() : end) - body_start);

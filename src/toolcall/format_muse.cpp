@@ -21,11 +21,13 @@ constexpr std::string_view kMessage = "<|message|>";
 constexpr std::string_view kNextMessage = "<|start|>";
 constexpr std::string_view kEnds[] = {"<|eom|>", "<|eot|>", kNextMessage};
 constexpr size_t kMaxHeader = 256;  // a longer "header" is prose
+constexpr std::string_view kCallsOpen = "<atem:function_calls>";
+constexpr std::string_view kCallsClose = "</atem:function_calls>";
 
 XmlCallSpec atem() {
   XmlCallSpec s = name_attr_spec("muse-glimmer", "atem:invoke", "atem:parameter");
-  s.section_open = {"<atem:function_calls>"};
-  s.section_close = {"</atem:function_calls>"};
+  s.section_open = {std::string(kCallsOpen)};
+  s.section_close = {std::string(kCallsClose)};
   return s;
 }
 
@@ -105,7 +107,10 @@ ParsedOutput MuseFormat::parse(std::string_view text, bool final) const {
     } else if (header_like(header) && !final) {
       break;  // a header still being written
     }
-    auto [end, consumed] = markup::find_body_end(text, pos, kEnds, kNextMessage);
+    const bool call = !to.empty() && to != "self" && to != "user";
+    auto [end, consumed] = call ? markup::find_section_body_end(text, pos, kEnds, kNextMessage,
+                                                                kCallsOpen, kCallsClose)
+                                : markup::find_body_end(text, pos, kEnds, kNextMessage);
     if (end == msg_start && consumed == 0) {
       // Another role's <|start|> where a message begins: its marker is all this loop would
       // read, so step over it or the loop never moves.

@@ -21,8 +21,11 @@ class Llama3Format : public OutputFormat {
 
   ParsedOutput parse(std::string_view text, bool final) const override {
     OutputBuilder out(final);
-    size_t tag = text.find(kTag);
     size_t start = json::skip_ws(text, 0);
+    // A message that opens with the call has no tag: a tag's text further on is inside the
+    // call's strings (a control token sampled there) or after it.
+    const bool opens_with_call = start < text.size() && text[start] == '{';
+    size_t tag = opens_with_call ? std::string_view::npos : text.find(kTag);
     if (tag != std::string_view::npos) {
       out.add_content(text.substr(0, tag));
       start = tag + kTag.size();

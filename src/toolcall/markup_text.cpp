@@ -94,6 +94,40 @@ BodyEnd find_body_end(std::string_view text, size_t pos, std::span<const std::st
   return best;
 }
 
+BodyEnd find_json_body_end(std::string_view text, size_t pos,
+                           std::span<const std::string_view> ends, std::string_view kept) {
+  bool in_string = false;
+  for (size_t i = pos; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      continue;
+    }
+    for (auto end : ends) {
+      if (text.compare(i, end.size(), end) == 0) return {i, end == kept ? 0 : end.size()};
+    }
+  }
+  return {};
+}
+
+BodyEnd find_section_body_end(std::string_view text, size_t pos,
+                              std::span<const std::string_view> ends, std::string_view kept,
+                              std::string_view section_open, std::string_view section_close) {
+  const std::string_view body = trim_left(text.substr(pos));
+  if (!body.starts_with(section_open)) return find_body_end(text, pos, ends, kept);
+  const size_t close = text.find(section_close, text.size() - body.size() + section_open.size());
+  if (close == npos) return {};
+  return find_body_end(text, close + section_close.size(), ends, kept);
+}
+
 size_t body_held_back(std::string_view body, std::span<const std::string_view> ends) {
   size_t held = 0;
   for (auto end : ends) held = std::max(held, partial_suffix(body, end));

@@ -38,6 +38,15 @@ struct BodyEnd {
 };
 BodyEnd find_body_end(std::string_view text, size_t pos, std::span<const std::string_view> ends,
                       std::string_view kept);
+// find_body_end for a call's body, where an end marker the model spelt inside the call (a
+// control token sampled inside an argument) is argument text, not an end: for a JSON body, an
+// end inside a JSON string does not count; for a body that opens `section_open`, an end before
+// its `section_close` does not count (and none does while it is open).
+BodyEnd find_json_body_end(std::string_view text, size_t pos,
+                           std::span<const std::string_view> ends, std::string_view kept);
+BodyEnd find_section_body_end(std::string_view text, size_t pos,
+                              std::span<const std::string_view> ends, std::string_view kept,
+                              std::string_view section_open, std::string_view section_close);
 // Bytes at the end of an unfinished body that may still be one of `ends` or a split character.
 size_t body_held_back(std::string_view body, std::span<const std::string_view> ends);
 
