@@ -8,6 +8,10 @@ namespace {
 
 // Masks kept per request: each is n_vocab bits (4 KB for a 32K vocabulary).
 constexpr size_t kMaxCachedMasks = 512;
+// A shortest completion is spelt out only up to this many bytes: a grammar can make its
+// shortest text a gigabyte in thirty lines (each rule twice the one below), and an answer
+// that long is past any max_tokens anyway.
+constexpr uint32_t kMaxSpelledBytes = 1u << 16;
 
 }  // namespace
 
@@ -141,9 +145,16 @@ const std::vector<uint64_t>& TokenMatcher::allowed() {
   // Near the end of the budget: only tokens whose completion still fits, and the first token
   // of the shortest completion, which always does.
   compute_charged(budget_bits_, static_cast<uint32_t>(after), nullptr);
-  if (plan_.empty()) plan_ = matcher_.shortest_completion();
+  if (plan_.empty() && matcher_.min_bytes_to_end(matcher_.state()) <= kMaxSpelledBytes) {
+    plan_ = matcher_.shortest_completion();
+  }
   const int32_t first = vocab_->longest_prefix(plan_).first;
   if (first >= 0) budget_bits_[first >> 6] |= uint64_t{1} << (first & 63);
+  // Past saving (a limit below the shortest completion, which the server refuses up front):
+  // the grammar alone, and the answer is cut at its limit.
+  if (std::all_of(budget_bits_.begin(), budget_bits_.end(), [](uint64_t w) { return w == 0; })) {
+    return mask.bits;
+  }
   return budget_bits_;
 }
 
@@ -154,7 +165,13 @@ void TokenMatcher::limit_tokens(int32_t max_tokens) {
 }
 
 int32_t TokenMatcher::min_tokens_to_end() const {
-  if (matcher_.min_bytes_to_end(matcher_.state()) == Grammar::kNoEnd) return INT32_MAX;
+  const uint32_t bytes = matcher_.min_bytes_to_end(matcher_.state());
+  if (bytes == Grammar::kNoEnd) return INT32_MAX;
+  if (bytes > kMaxSpelledBytes) {
+    // Not spelt: a lower bound, every token as long as the longest one.
+    const auto longest = static_cast<uint32_t>(std::max<size_t>(1, vocab_->max_depth()));
+    return static_cast<int32_t>((bytes + longest - 1) / longest);
+  }
   const std::string text = matcher_.shortest_completion();
   int32_t tokens = 0;
   for (size_t at = 0; at < text.size(); ++tokens) {

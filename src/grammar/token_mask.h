@@ -66,7 +66,8 @@ class TokenMatcher {
   // At most `max_tokens` more tokens will be accepted (counted from this call); < 0: no limit.
   void limit_tokens(int32_t max_tokens);
   // The tokens of a shortest completion from here, spelt by longest-match; INT32_MAX when no
-  // text completes it or the vocabulary cannot spell one.
+  // text completes it or the vocabulary cannot spell one. Past 64 KiB of shortest text, a
+  // lower bound (its bytes over the longest token's).
   int32_t min_tokens_to_end() const;
   // Advances past a token; false (state unchanged) when the grammar does not allow it.
   bool accept(int32_t token);

@@ -154,7 +154,10 @@ std::shared_ptr<AsyncBody> start_answer_job(const ServeContext& c, AnswerJob job
       r.stop = make_stop_condition(c.codec, plan.stop, p.tokens, job.show_special);
       if (job.make_constraint) {
         r.constraint = job.make_constraint(max_tokens);
-        check_room_for_constraint(*r.constraint, max_tokens, job.common.max_tokens.has_value());
+        // Every choice of a prompt has the same constraint and budget: checked once.
+        if (k == 0) {
+          check_room_for_constraint(*r.constraint, max_tokens, job.common.max_tokens.has_value());
+        }
       }
       cp.parser = job.make_parser();
       cp.group = g;

@@ -114,6 +114,24 @@ TEST(TokenBudget, SeededAnswersEndValidWithinEveryBudgetFromTheMinimumUp) {
   EXPECT_GT(unlimited_incomplete, 30) << "the test would pass without the budget";
 }
 
+// Thirty lines whose shortest text is half a gigabyte: it is measured, never spelt out.
+TEST(TokenBudget, AHugeShortestTextIsABoundNotAnAllocation) {
+  std::string gbnf = "root ::= r0\n";
+  for (int i = 0; i < 28; ++i)
+    gbnf += "r" + std::to_string(i) + " ::= r" + std::to_string(i + 1) + " r" +
+            std::to_string(i + 1) + "\n";
+  gbnf += "r28 ::= \"ab\"\n";
+  int32_t eog = 0;
+  auto vocab = byte_vocab(&eog);
+  TokenMatcher tm(G(gbnf), vocab);
+  EXPECT_EQ(tm.matcher().min_bytes_to_end(tm.matcher().state()), 1u << 29);
+  EXPECT_GE(tm.min_tokens_to_end(), (1 << 29) / 8);  // the longest piece here has 6 bytes
+  tm.limit_tokens(100);
+  // No plan of 512 MB is made, and a limit nothing fits in leaves the grammar's own mask.
+  const std::vector<uint64_t>& bits = tm.allowed();
+  EXPECT_TRUE(bits[static_cast<int32_t>('a') >> 6] >> ('a' & 63) & 1);
+}
+
 TEST(TokenBudget, MinimumTokensUseTheLongestPieces) {
   int32_t eog = 0;
   auto vocab = byte_vocab(&eog);
