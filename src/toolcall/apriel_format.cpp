@@ -14,7 +14,7 @@
 #include "toolcall/json_section_format.h"
 #include "toolcall/markup_text.h"
 #include "toolcall/output_builder.h"
-#include "toolcall/registry_a.h"
+#include "toolcall/format_factories.h"
 
 namespace baton::toolcall {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "toolcall/json_scan.h"
 #include "toolcall/output_builder.h"
-#include "toolcall/registry_a.h"
+#include "toolcall/format_factories.h"
 
 namespace baton::toolcall {
 namespace {

@@ -6,7 +6,7 @@
 // a call: Qwen models do that, and the streamed call then needs no taking back.
 #include "toolcall/json_call.h"
 #include "toolcall/output_builder.h"
-#include "toolcall/registry_a.h"
+#include "toolcall/format_factories.h"
 
 namespace baton::toolcall {
 namespace {

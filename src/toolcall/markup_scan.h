@@ -1,5 +1,5 @@
 #pragma once
-// The part every registry_b format shares: splitting generated text into content and markup
+// The part the XML-like formats share: splitting generated text into content and markup
 // blocks (a section of calls, or one call), with the streaming rules of OutputFormat::parse():
 // content stops before anything that could still open a block, before trailing whitespace (a
 // call may follow, and whitespace before a call is dropped) and before a split UTF-8 character.

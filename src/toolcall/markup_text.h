@@ -1,5 +1,5 @@
 #pragma once
-// Small text helpers shared by the tool-call formats of registry_b: finding markup literals in a
+// Small text helpers shared by the XML-like and channel tool-call formats: finding markup literals in a
 // text that may end in the middle of one, holding back what more text could still change, and
 // writing JSON text piece by piece.
 #include <cstddef>

@@ -8,7 +8,7 @@
 
 #include "toolcall/json_call_list.h"
 #include "toolcall/output_builder.h"
-#include "toolcall/registry_a.h"
+#include "toolcall/format_factories.h"
 
 namespace baton::toolcall {
 namespace {

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/fake_engine.h"
+#include "support/fake_engine.h"
 #include "sched/engine_loop.h"
 #include "sched/harness.h"
 #include "sched/request.h"

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "engine/fake_engine.h"
+#include "support/fake_engine.h"
 #include "grammar/grammar.h"
 #include "grammar/token_mask.h"
 #include "sched/harness.h"

@@ -5,7 +5,7 @@
 
 #include <stdexcept>
 
-#include "engine/fake_engine.h"
+#include "support/fake_engine.h"
 #include "sched/harness.h"
 #include "sched/loop_core.h"
 

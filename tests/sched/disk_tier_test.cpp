@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engine/fake_engine.h"
+#include "support/fake_engine.h"
 #include "kv/disk_hooks.h"
 #include "kv/disk_test_util.h"
 #include "sched/driver.h"

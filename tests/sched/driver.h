@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "engine/fake_engine.h"
+#include "support/fake_engine.h"
 #include "sched/harness.h"
 #include "sched/loop_core.h"
 

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <thread>
 
-#include "engine/fake_engine.h"
+#include "support/fake_engine.h"
 #include "engine/llama_engine.h"
 #include "sched/driver.h"
 #include "sched/engine_loop.h"

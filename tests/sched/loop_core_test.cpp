@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/fake_engine.h"
+#include "support/fake_engine.h"
 #include "sched/driver.h"
 #include "sched/harness.h"
 

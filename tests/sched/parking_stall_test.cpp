@@ -7,7 +7,7 @@
 
 #include <thread>
 
-#include "engine/fake_engine.h"
+#include "support/fake_engine.h"
 #include "sched/driver.h"
 #include "sched/harness.h"
 #include "sched/loop_core.h"

@@ -14,7 +14,7 @@
 #include <random>
 #include <set>
 
-#include "engine/fake_engine.h"
+#include "support/fake_engine.h"
 #include "kv/disk_hooks.h"
 #include "kv/disk_test_util.h"
 #include "sched/driver.h"

@@ -16,7 +16,7 @@
 #include <set>
 #include <thread>
 
-#include "engine/fake_engine.h"
+#include "support/fake_engine.h"
 #include "kv/disk_hooks.h"
 #include "kv/disk_test_util.h"
 #include "sched/driver.h"

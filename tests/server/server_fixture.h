@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "engine/fake_engine.h"
+#include "support/fake_engine.h"
 #include "sched/engine_loop.h"
 #include "server/backend.h"
 #include "server/http_server.h"

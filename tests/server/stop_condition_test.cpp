@@ -9,7 +9,7 @@
 #include <chrono>
 #include <deque>
 
-#include "engine/fake_engine.h"
+#include "support/fake_engine.h"
 #include "sched/loop_core.h"
 #include "server/generation.h"
 #include "server/tokenizer_codec.h"

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "format_check.h"
-#include "toolcall/registry_b.h"
+#include "toolcall/output_format.h"
 
 namespace baton::toolcall {
 namespace {
@@ -15,7 +15,7 @@ using testing::round_trip;
 std::unique_ptr<OutputFormat> make(std::string_view name) {
   FormatContext ctx;
   ctx.tools = testing::round_trip_tools();
-  auto f = make_format_b(name, ctx);
+  auto f = make_format(name, ctx);
   EXPECT_TRUE(f) << name;
   return f;
 }

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "format_check.h"
-#include "toolcall/registry_b.h"
+#include "toolcall/output_format.h"
 
 namespace baton::toolcall {
 namespace {
@@ -21,7 +21,7 @@ std::unique_ptr<OutputFormat> make() {
   ctx.tools = nlohmann::ordered_json::parse(R"([{"type": "function", "function": {
       "name": "get_weather", "parameters": {"type": "object", "properties": {
         "city": {"type": "string"}, "days": {"type": "integer"}}}}}])");
-  auto f = make_format_b("kimi-k3", ctx);
+  auto f = make_format("kimi-k3", ctx);
   EXPECT_TRUE(f);
   return f;
 }
@@ -59,11 +59,11 @@ TEST(KimiK3Format, ContentAroundACall) {
 TEST(KimiK3Format, PromptThatOpensTheResponseChannel) {
   FormatContext ctx;
   ctx.prompt_tail = "<|open|>assistant<|sep|><|open|>response<|sep|>";
-  auto f = make_format_b("kimi-k3", ctx);
+  auto f = make_format("kimi-k3", ctx);
   ASSERT_TRUE(f);
   expect_parses(*f, "Hi there.<|close|>response<|sep|>", output("Hi there."));
   ctx.prompt_tail = "<|open|>think<|sep|>";
-  f = make_format_b("kimi-k3", ctx);
+  f = make_format("kimi-k3", ctx);
   expect_parses(*f, "Hmm.<|close|>think<|sep|>Hi.", output("Hi.", {}, "Hmm."));
 }
 

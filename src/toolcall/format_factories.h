@@ -1,20 +1,12 @@
 #pragma once
-// The first half of the format registry: the families whose calls carry JSON arguments
-// (Hermes, Llama 3, Firefunction, Mistral, DeepSeek, and the JSON-section families: MiniMax-M1,
-// Apriel, Apertus, GigaChat). format_registry.cpp joins both halves.
+// The factories of the formats that have a class of their own in their own file; the table of
+// every format (format_registry.cpp) names them. The families written as a spec of a shared
+// class (xml_families.h, json_args_families.h) have no factory.
 #include <memory>
-#include <string>
-#include <string_view>
-#include <vector>
 
 #include "toolcall/output_format.h"
 
 namespace baton::toolcall {
-
-std::unique_ptr<OutputFormat> make_format_a(std::string_view name, const FormatContext& ctx);
-std::vector<std::string> format_names_a();
-// "" when the template is not one of these families.
-std::string detect_format_a(std::string_view template_source);
 
 // One factory per family, each in its own file.
 std::unique_ptr<OutputFormat> make_hermes_format();

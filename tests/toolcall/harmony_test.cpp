@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "format_check.h"
-#include "toolcall/registry_b.h"
+#include "toolcall/output_format.h"
 
 namespace baton::toolcall {
 namespace {
@@ -12,7 +12,7 @@ using testing::expect_call;
 using testing::parse_streamed;
 
 std::unique_ptr<OutputFormat> make() {
-  return make_format_b("gpt-oss", {});
+  return make_format("gpt-oss", {});
 }
 
 TEST(HarmonyFormat, AnalysisThenCall) {

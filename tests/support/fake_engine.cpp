@@ -1,4 +1,4 @@
-#include "engine/fake_engine.h"
+#include "support/fake_engine.h"
 
 #include <xxhash.h>
 

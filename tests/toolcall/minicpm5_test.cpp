@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "format_check.h"
-#include "toolcall/registry_b.h"
+#include "toolcall/output_format.h"
 
 namespace baton::toolcall {
 namespace {
@@ -21,7 +21,7 @@ std::unique_ptr<OutputFormat> make() {
   ctx.tools = nlohmann::ordered_json::parse(R"([{"type": "function", "function": {
       "name": "get_weather", "parameters": {"type": "object", "properties": {
         "city": {"type": "string"}, "days": {"type": "integer"}}}}}])");
-  auto f = make_format_b("minicpm5", ctx);
+  auto f = make_format("minicpm5", ctx);
   EXPECT_TRUE(f);
   return f;
 }

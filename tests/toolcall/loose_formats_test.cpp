@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "format_check.h"
-#include "toolcall/registry_b.h"
+#include "toolcall/output_format.h"
 
 namespace baton::toolcall {
 namespace {
@@ -17,7 +17,7 @@ using testing::RoundTripOptions;
 using testing::weather_calls;
 
 std::unique_ptr<OutputFormat> make(std::string_view name) {
-  auto f = make_format_b(name, {});
+  auto f = make_format(name, {});
   EXPECT_TRUE(f) << name;
   return f;
 }

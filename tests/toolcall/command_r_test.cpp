@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "format_check.h"
-#include "toolcall/registry_b.h"
+#include "toolcall/output_format.h"
 
 namespace baton::toolcall {
 namespace {
@@ -14,7 +14,7 @@ using testing::round_trip;
 std::unique_ptr<OutputFormat> make() {
   FormatContext ctx;
   ctx.tools = testing::round_trip_tools();
-  return make_format_b("command-r", ctx);
+  return make_format("command-r", ctx);
 }
 
 TEST(CommandRFormat, ActionFence) {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "format_check.h"
-#include "toolcall/registry_b.h"
+#include "toolcall/output_format.h"
 
 namespace baton::toolcall {
 namespace {
@@ -20,7 +20,7 @@ std::unique_ptr<OutputFormat> make() {
   ctx.tools = nlohmann::ordered_json::parse(R"([{"type": "function", "function": {
       "name": "get_weather", "parameters": {"type": "object", "properties": {
         "city": {"type": "string"}, "days": {"type": "integer"}}}}}])");
-  auto f = make_format_b("muse-glimmer", ctx);
+  auto f = make_format("muse-glimmer", ctx);
   EXPECT_TRUE(f);
   return f;
 }
