@@ -9,6 +9,7 @@
 #include "grammar/grammar.h"
 #include "grammar/json_schema.h"
 #include "grammar/token_mask.h"
+#include "support/grammar_sampling.h"
 
 namespace baton::grammar {
 namespace {
@@ -52,43 +53,20 @@ forever ::= "c" forever)");
 }
 
 // Every single byte is a token, and so are some longer pieces JSON is made of.
-std::shared_ptr<const VocabTrie> byte_vocab(int32_t* eog) {
+std::shared_ptr<const VocabTrie> byte_vocab() {
   std::vector<std::string> v;
   for (int b = 0; b < 256; ++b) v.emplace_back(1, static_cast<char>(b));
   for (const char* piece : {"\"", "\":", "\": \"", "{\"", "\"}", "name", "tags", "[\"", "\"]", ", ",
                             "\", \"", "  ", "true", "12", "ab", "abc", "\\n", "\\u00"}) {
     v.emplace_back(piece);
   }
-  *eog = static_cast<int32_t>(v.size());
+  const auto eog = static_cast<int32_t>(v.size());
   v.emplace_back("");  // the end-of-generation token: no bytes
-  return std::make_shared<VocabTrie>(v, std::vector<int32_t>{*eog});
-}
-
-// Samples uniformly among the allowed tokens until an end token, a complete output, or the
-// budget; returns the text.
-std::string sample(TokenMatcher& tm, int32_t eog, int32_t max_tokens, std::mt19937& rng,
-                   const VocabTrie& vocab) {
-  std::string out;
-  for (int32_t n = 0; n < max_tokens && !tm.must_end(); ++n) {
-    const std::vector<uint64_t>& bits = tm.allowed();
-    std::vector<int32_t> ok;
-    for (int32_t id = 0; id < vocab.n_vocab(); ++id) {
-      if (bits[id >> 6] >> (id & 63) & 1) ok.push_back(id);
-    }
-    if (ok.empty()) break;
-    // End tokens are rare, as a model that wants to go on would make them.
-    int32_t t = ok[std::uniform_int_distribution<size_t>(0, ok.size() - 1)(rng)];
-    if (t == eog && ok.size() > 1 && rng() % 8 != 0) t = ok[rng() % (ok.size() - 1)];
-    if (t == eog) break;
-    EXPECT_TRUE(tm.accept(t));
-    out += vocab.bytes(t);
-  }
-  return out;
+  return std::make_shared<VocabTrie>(v, std::vector<int32_t>{eog});
 }
 
 TEST(TokenBudget, SeededAnswersEndValidWithinEveryBudgetFromTheMinimumUp) {
-  int32_t eog = 0;
-  auto vocab = byte_vocab(&eog);
+  auto vocab = byte_vocab();
   const nlohmann::ordered_json schema = nlohmann::ordered_json::parse(R"({
     "type": "object",
     "properties": {"name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}},
@@ -104,12 +82,13 @@ TEST(TokenBudget, SeededAnswersEndValidWithinEveryBudgetFromTheMinimumUp) {
     const int32_t budget = minimum + static_cast<int32_t>(seed % (3 * minimum + 1));
     TokenMatcher tm(g, vocab);
     tm.limit_tokens(budget);
-    const std::string text = sample(tm, eog, budget, rng, *vocab);
+    const std::string text = testing::sample_in_grammar(tm, *vocab, budget, rng, 8);
     EXPECT_TRUE(matches(g, text)) << "seed " << seed << " budget " << budget << ": " << text;
     // The same sampling without the limit mostly runs out inside a string or an array.
     std::mt19937 rng2(seed);
     TokenMatcher free(g, vocab);
-    if (!matches(g, sample(free, eog, budget, rng2, *vocab))) ++unlimited_incomplete;
+    if (!matches(g, testing::sample_in_grammar(free, *vocab, budget, rng2, 8)))
+      ++unlimited_incomplete;
   }
   EXPECT_GT(unlimited_incomplete, 30) << "the test would pass without the budget";
 }
@@ -121,8 +100,7 @@ TEST(TokenBudget, AHugeShortestTextIsABoundNotAnAllocation) {
     gbnf += "r" + std::to_string(i) + " ::= r" + std::to_string(i + 1) + " r" +
             std::to_string(i + 1) + "\n";
   gbnf += "r28 ::= \"ab\"\n";
-  int32_t eog = 0;
-  auto vocab = byte_vocab(&eog);
+  auto vocab = byte_vocab();
   TokenMatcher tm(G(gbnf), vocab);
   EXPECT_EQ(tm.matcher().min_bytes_to_end(tm.matcher().state()), 1u << 29);
   EXPECT_GE(tm.min_tokens_to_end(), (1 << 29) / 8);  // the longest piece here has 6 bytes
@@ -133,8 +111,7 @@ TEST(TokenBudget, AHugeShortestTextIsABoundNotAnAllocation) {
 }
 
 TEST(TokenBudget, MinimumTokensUseTheLongestPieces) {
-  int32_t eog = 0;
-  auto vocab = byte_vocab(&eog);
+  auto vocab = byte_vocab();
   TokenMatcher tm(G(R"(root ::= "{\"name\": \"" [a-z]* "\"}")"), vocab);
   EXPECT_EQ(tm.min_tokens_to_end(), 4);  // {" name ": " "} out of 12 bytes
   ASSERT_TRUE(tm.accept(static_cast<int32_t>('{')));

@@ -9,6 +9,7 @@
 #include "grammar/grammar.h"
 #include "grammar/token_mask.h"
 #include "server/tool_grammar.h"
+#include "support/grammar_sampling.h"
 #include "toolcall/output_format.h"
 
 namespace baton::server {
@@ -37,24 +38,6 @@ std::shared_ptr<const grammar::VocabTrie> vocab_for(const toolcall::OutputFormat
   v.emplace_back("");
   const auto eog = static_cast<int32_t>(v.size() - 1);
   return std::make_shared<grammar::VocabTrie>(v, std::vector<int32_t>{eog});
-}
-
-std::string sample(grammar::TokenMatcher& tm, const grammar::VocabTrie& vocab, int32_t budget,
-                   std::mt19937& rng) {
-  std::string out;
-  for (int32_t n = 0; n < budget && !tm.must_end(); ++n) {
-    const std::vector<uint64_t>& bits = tm.allowed();
-    std::vector<int32_t> ok;
-    for (int32_t id = 0; id < vocab.n_vocab(); ++id) {
-      if (bits[id >> 6] >> (id & 63) & 1) ok.push_back(id);
-    }
-    if (ok.empty()) break;
-    const int32_t t = ok[std::uniform_int_distribution<size_t>(0, ok.size() - 1)(rng)];
-    if (tm.is_eog(t)) break;
-    EXPECT_TRUE(tm.accept(t));
-    out += vocab.bytes(t);
-  }
-  return out;
 }
 
 // "" when the text is one valid call, else what is wrong with it.
@@ -96,7 +79,7 @@ TEST(ForcedCallSampling, EveryFormatParsesBackAtEveryBudgetFromTheShortestCallUp
       const int32_t budget = shortest + seed * 3 * shortest / (kSeeds - 1);
       grammar::TokenMatcher tm(g, vocab);
       tm.limit_tokens(budget);
-      const std::string text = sample(tm, *vocab, budget, rng);
+      const std::string text = testing::sample_in_grammar(tm, *vocab, budget, rng);
       const std::string why = judge(*format, text);
       if (!why.empty() && ++failed <= 2) {
         ADD_FAILURE() << name << " seed " << seed << " budget " << budget << ": " << why << "\n"
