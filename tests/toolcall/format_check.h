@@ -10,6 +10,7 @@
 //  - parse_streamed / round_trip: the same promises checked on parse() alone, for tests that
 //    then look at the result themselves.
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -81,6 +82,11 @@ void expect_call(const ToolCall& call, const std::string& name, const std::strin
 // Tools whose schemas type every argument (integer, boolean, object), for formats that convert
 // their arguments by the schema (build them with these as FormatContext::tools).
 nlohmann::ordered_json round_trip_tools();
+// The one tool the single-family tests call: get_weather(city: string, days: integer).
+nlohmann::ordered_json weather_tool();
+// make_format(name) for a request offering `tools`; a failed expectation when it has no format.
+std::unique_ptr<OutputFormat> make_with_tools(std::string_view name,
+                                              nlohmann::ordered_json tools = {});
 
 // A golden file's template source.
 std::string read_source(const std::filesystem::path& path);

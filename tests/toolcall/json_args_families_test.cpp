@@ -13,11 +13,7 @@ using testing::parse_streamed;
 using testing::round_trip;
 
 std::unique_ptr<OutputFormat> make(std::string_view name) {
-  FormatContext ctx;
-  ctx.tools = testing::round_trip_tools();
-  auto f = make_format(name, ctx);
-  EXPECT_TRUE(f) << name;
-  return f;
+  return testing::make_with_tools(name, testing::round_trip_tools());
 }
 
 TEST(KimiK2Format, SectionOfCalls) {

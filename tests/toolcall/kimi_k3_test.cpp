@@ -17,13 +17,7 @@ using testing::RoundTripOptions;
 using testing::weather_calls;
 
 std::unique_ptr<OutputFormat> make() {
-  FormatContext ctx;
-  ctx.tools = nlohmann::ordered_json::parse(R"([{"type": "function", "function": {
-      "name": "get_weather", "parameters": {"type": "object", "properties": {
-        "city": {"type": "string"}, "days": {"type": "integer"}}}}}])");
-  auto f = make_format("kimi-k3", ctx);
-  EXPECT_TRUE(f);
-  return f;
+  return testing::make_with_tools("kimi-k3", testing::weather_tool());
 }
 
 std::string arg(std::string_view key, std::string_view type, std::string_view value) {

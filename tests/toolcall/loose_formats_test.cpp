@@ -17,9 +17,7 @@ using testing::RoundTripOptions;
 using testing::weather_calls;
 
 std::unique_ptr<OutputFormat> make(std::string_view name) {
-  auto f = make_format(name, {});
-  EXPECT_TRUE(f) << name;
-  return f;
+  return testing::make_with_tools(name);
 }
 
 // A malformed call: streaming may already have shown it (OutputParser never takes a delta

@@ -17,13 +17,7 @@ using testing::RoundTripOptions;
 using testing::weather_calls;
 
 std::unique_ptr<OutputFormat> make() {
-  FormatContext ctx;
-  ctx.tools = nlohmann::ordered_json::parse(R"([{"type": "function", "function": {
-      "name": "get_weather", "parameters": {"type": "object", "properties": {
-        "city": {"type": "string"}, "days": {"type": "integer"}}}}}])");
-  auto f = make_format("minicpm5", ctx);
-  EXPECT_TRUE(f);
-  return f;
+  return testing::make_with_tools("minicpm5", testing::weather_tool());
 }
 
 // A malformed call: streaming may already have shown it (OutputParser never takes a delta

@@ -16,13 +16,7 @@ using testing::RoundTripOptions;
 using testing::weather_calls;
 
 std::unique_ptr<OutputFormat> make() {
-  FormatContext ctx;
-  ctx.tools = nlohmann::ordered_json::parse(R"([{"type": "function", "function": {
-      "name": "get_weather", "parameters": {"type": "object", "properties": {
-        "city": {"type": "string"}, "days": {"type": "integer"}}}}}])");
-  auto f = make_format("muse-glimmer", ctx);
-  EXPECT_TRUE(f);
-  return f;
+  return testing::make_with_tools("muse-glimmer", testing::weather_tool());
 }
 
 std::string atem_call(std::string_view name, std::string_view params) {

@@ -105,6 +105,20 @@ ordered_json openai_calls(const std::vector<std::pair<std::string, std::string>>
 
 }  // namespace
 
+ordered_json weather_tool() {
+  return ordered_json::parse(R"([{"type": "function", "function": {
+      "name": "get_weather", "parameters": {"type": "object", "properties": {
+        "city": {"type": "string"}, "days": {"type": "integer"}}}}}])");
+}
+
+std::unique_ptr<OutputFormat> make_with_tools(std::string_view name, ordered_json tools) {
+  FormatContext ctx;
+  if (!tools.is_null()) ctx.tools = std::move(tools);
+  auto f = make_format(name, ctx);
+  EXPECT_TRUE(f) << name;
+  return f;
+}
+
 ordered_json round_trip_tools() {
   return ordered_json::parse(R"([
     {"type": "function", "function": {"name": "get_weather", "description": "Get the weather",
