@@ -9,8 +9,9 @@
 #  - random weights: ../shared/models/llama-2-tiny-random.gguf (32,000-token Llama-2
 #    vocabulary), else a `baton gguf synth --byte-vocab` model;
 #  - stories260K: ../shared/models/stories260K.gguf; its tests skip when it is absent.
-# Environment knobs: BATON_ST_SAMPLES (50), BATON_ST_PARALLEL (4), BATON_ST_MAX_TOKENS (1536),
-# BATON_SHARED_DIR.
+# Environment knobs: BATON_ST_SAMPLES (50), BATON_ST_BUDGET_SAMPLES (200 json_schema answers and
+# 40 forced calls per family at max_tokens from the shortest output up to 4x it),
+# BATON_ST_PARALLEL (4), BATON_ST_MAX_TOKENS (1536), BATON_SHARED_DIR.
 set -euo pipefail
 
 if [ $# -lt 1 ]; then
