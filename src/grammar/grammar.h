@@ -81,6 +81,9 @@ class Grammar {
 
   // Shortest completions (grammar_shortest.cpp), what a max_tokens budget is planned with.
   static constexpr uint32_t kNoEnd = 0xFFFFFFFFu;  // no finite text gets there (or too long)
+  // a + b bytes of completion: kNoEnd when either is, or when the sum passes a gigabyte (no
+  // budget plans with a completion that long).
+  static uint32_t add_min_bytes(uint32_t a, uint32_t b);
   // The fewest bytes from element `pos` to the end of its alternative.
   uint32_t min_bytes_from(uint32_t pos) const { return min_bytes_[pos]; }
   // Appends a shortest text from element `pos` to the end of its alternative (each byte class

@@ -13,57 +13,54 @@
 #include "grammar/grammar_builder.h"
 
 namespace baton::grammar {
-namespace {
 
-// Past this many bytes a completion counts as having no end: no budget plans with it.
-constexpr uint64_t kLongest = uint64_t{1} << 30;
-
-uint32_t capped(uint64_t bytes) {
-  return bytes >= kLongest ? Grammar::kNoEnd : static_cast<uint32_t>(bytes);
+uint32_t Grammar::add_min_bytes(uint32_t a, uint32_t b) {
+  constexpr uint64_t kLongest = uint64_t{1} << 30;
+  const uint64_t sum = uint64_t{a} + b;
+  return a == kNoEnd || b == kNoEnd || sum >= kLongest ? kNoEnd : static_cast<uint32_t>(sum);
 }
-
-}  // namespace
 
 void Grammar::Builder::plan_shortest(Grammar& g) {
   const std::vector<Element>& el = g.elements_;
   const size_t n_alts = g.alt_starts_.size(), n_rules = g.rule_alts_.size();
-  std::vector<uint32_t> owner(n_alts), pending(n_alts, 0);
-  std::vector<uint64_t> partial(n_alts, 0);
+  std::vector<uint32_t> owner(n_alts), pending(n_alts, 0), partial(n_alts, 0);
   std::vector<uint32_t> use_start(n_rules + 1, 0);
   for (const Element& e : el) {
     if (e.kind == Element::Kind::Rule) ++use_start[e.index + 1];
   }
   for (size_t r = 0; r < n_rules; ++r) use_start[r + 1] += use_start[r];
   std::vector<uint32_t> users(use_start.back()), fill(use_start.begin(), use_start.end() - 1);
-  using Candidate = std::pair<uint64_t, uint32_t>;  // cost, alternative
+  using Candidate = std::pair<uint32_t, uint32_t>;  // bytes, alternative
   std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
   for (uint32_t r = 0; r < n_rules; ++r) {
     for (uint32_t a = g.rule_alts_[r].first; a < g.rule_alts_[r].second; ++a) {
       owner[a] = r;
       for (uint32_t p = g.alt_starts_[a]; el[p].kind != Element::Kind::End; ++p) {
         if (el[p].kind == Element::Kind::Bytes) {
-          ++partial[a];
+          partial[a] = add_min_bytes(partial[a], 1);
         } else {
           ++pending[a];
           users[fill[el[p].index]++] = a;
         }
       }
-      if (pending[a] == 0) heap.emplace(partial[a], a);
+      if (pending[a] == 0 && partial[a] != kNoEnd) heap.emplace(partial[a], a);
     }
   }
-  std::vector<uint64_t> rule_bytes(n_rules, kLongest);
+  std::vector<uint32_t> rule_bytes(n_rules, kNoEnd);
   g.shortest_alt_.assign(n_rules, kNoEnd);
   while (!heap.empty()) {
-    const auto [cost, a] = heap.top();
+    const auto [bytes, a] = heap.top();
     heap.pop();
     const uint32_t r = owner[a];
-    if (g.shortest_alt_[r] != kNoEnd || cost >= kLongest) continue;
+    if (g.shortest_alt_[r] != kNoEnd) continue;
     g.shortest_alt_[r] = g.alt_starts_[a];
-    rule_bytes[r] = cost;
+    rule_bytes[r] = bytes;
     for (uint32_t i = use_start[r]; i < use_start[r + 1]; ++i) {
       const uint32_t b = users[i];
-      partial[b] = std::min(kLongest, partial[b] + cost);
-      if (--pending[b] == 0 && g.shortest_alt_[owner[b]] == kNoEnd) heap.emplace(partial[b], b);
+      partial[b] = add_min_bytes(partial[b], bytes);
+      if (--pending[b] == 0 && partial[b] != kNoEnd && g.shortest_alt_[owner[b]] == kNoEnd) {
+        heap.emplace(partial[b], b);
+      }
     }
   }
   // Each alternative's elements, back to front: the bytes from each to its End.
@@ -71,13 +68,12 @@ void Grammar::Builder::plan_shortest(Grammar& g) {
   for (size_t a = 0; a < n_alts; ++a) {
     uint32_t end = g.alt_starts_[a];
     while (el[end].kind != Element::Kind::End) ++end;
-    uint64_t after = 0;
+    uint32_t after = 0;
     for (uint32_t p = end; p-- > g.alt_starts_[a];) {
-      after += el[p].kind == Element::Kind::Bytes ? 1 : rule_bytes[el[p].index];
-      after = std::min(after, kLongest);
-      g.min_bytes_[p] = capped(after);
+      after =
+          add_min_bytes(after, el[p].kind == Element::Kind::Bytes ? 1 : rule_bytes[el[p].index]);
+      g.min_bytes_[p] = after;
     }
-    g.min_bytes_[end] = 0;
   }
 }
 

@@ -95,21 +95,18 @@ struct Matcher::Impl {
     work_limit = work + units;
   }
 
-  static uint32_t add_bytes(uint32_t a, uint32_t b) {
-    const uint64_t sum = uint64_t{a} + b;
-    return sum >= Grammar::kNoEnd ? Grammar::kNoEnd : static_cast<uint32_t>(sum);
-  }
   // The fewest bytes that complete one stack: the rest of its top alternative, then its frames.
   uint32_t stack_min_bytes(uint64_t st) const {
     if (pos_of(st) == kAcceptPos) return 0;
-    return add_bytes(g->min_bytes_from(pos_of(st)), frames[frame_of(st)].min_bytes);
+    return Grammar::add_min_bytes(g->min_bytes_from(pos_of(st)), frames[frame_of(st)].min_bytes);
   }
 
   uint32_t frame(uint32_t ret, uint32_t parent) {
     auto [id, added] = frame_ids.insert(pack(ret, parent), static_cast<uint32_t>(frames.size()));
     if (added) {
       charge(kFrameWork);
-      frames.push_back({ret, parent, add_bytes(g->min_bytes_from(ret), frames[parent].min_bytes)});
+      frames.push_back(
+          {ret, parent, Grammar::add_min_bytes(g->min_bytes_from(ret), frames[parent].min_bytes)});
       bytes += kFrameBytes;
     }
     return id;
