@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "toolcall/json_scan.h"
+
 namespace baton::toolcall::markup {
 
 size_t partial_suffix(std::string_view text, std::string_view literal) {
@@ -96,26 +98,16 @@ BodyEnd find_body_end(std::string_view text, size_t pos, std::span<const std::st
 
 BodyEnd find_json_body_end(std::string_view text, size_t pos,
                            std::span<const std::string_view> ends, std::string_view kept) {
-  bool in_string = false;
-  for (size_t i = pos; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-      continue;
-    }
-    for (auto end : ends) {
-      if (text.compare(i, end.size(), end) == 0) return {i, end == kept ? 0 : end.size()};
-    }
+  const json::Scan value = json::scan_value(text, pos);
+  switch (value.status) {
+    case json::Status::complete:
+      return find_body_end(text, value.end, ends, kept);
+    case json::Status::partial:
+      return {};  // the value is still being written: nothing in it is an end
+    case json::Status::invalid:
+      break;
   }
-  return {};
+  return find_body_end(text, pos, ends, kept);  // not JSON: the first end marker ends it
 }
 
 BodyEnd find_section_body_end(std::string_view text, size_t pos,

@@ -1,6 +1,6 @@
 #pragma once
-// Small text helpers shared by the XML-like and channel tool-call formats: finding markup literals in a
-// text that may end in the middle of one, holding back what more text could still change, and
+// Small text helpers shared by the XML-like and channel tool-call formats: finding markup literals
+// in a text that may end in the middle of one, holding back what more text could still change, and
 // writing JSON text piece by piece.
 #include <cstddef>
 #include <span>
@@ -40,7 +40,8 @@ BodyEnd find_body_end(std::string_view text, size_t pos, std::span<const std::st
                       std::string_view kept);
 // find_body_end for a call's body, where an end marker the model spelt inside the call (a
 // control token sampled inside an argument) is argument text, not an end: for a JSON body, an
-// end inside a JSON string does not count; for a body that opens `section_open`, an end before
+// end inside the JSON value does not count (none does while the value is still open; a body
+// that is not JSON ends at its first end); for a body that opens `section_open`, an end before
 // its `section_close` does not count (and none does while it is open).
 BodyEnd find_json_body_end(std::string_view text, size_t pos,
                            std::span<const std::string_view> ends, std::string_view kept);
