@@ -1,23 +1,14 @@
 #include <gtest/gtest.h>
 
+#include "grammar/gbnf_helpers.h"
 #include "grammar/grammar.h"
 #include "grammar/token_mask.h"
 
 namespace baton::grammar {
 namespace {
 
-std::shared_ptr<const Grammar> G(std::string_view text) {
-  return Grammar::parse(text);
-}
-
-std::string error_of(std::string_view text) {
-  try {
-    Grammar::parse(text);
-  } catch (const GrammarError& e) {
-    return e.what();
-  }
-  return "";
-}
+using baton::testing::error_of;
+using baton::testing::G;
 
 TEST(Gbnf, LiteralsAlternativesAndGroups) {
   auto g = G(R"(root ::= "a" ("b" | "cd")* "e" # comment

@@ -30,7 +30,7 @@ SchemaLimits roomy_clock() {
   return limits;
 }
 
-std::string error_of(const ojson& schema, const SchemaLimits& limits = roomy_clock()) {
+std::string schema_error_of(const ojson& schema, const SchemaLimits& limits = roomy_clock()) {
   try {
     json_schema_to_gbnf(schema, limits);
   } catch (const GrammarError& e) {
@@ -143,7 +143,7 @@ TEST(JsonSchemaLimits, RefChainWhoseCombinationsMultiplyIsRefusedByLimit) {
                   return ojson{{"required", ojson::array({fmt::format("p{}-{}", i, k)})}};
                 },
                 {{"type", "object"}, {"additionalProperties", true}});
-  const std::string e = error_of(grows);
+  const std::string e = schema_error_of(grows);
   EXPECT_NE(e.find("more than"), std::string::npos) << e;
   // Combinations whose grammars coincide (properties of a string) still count as work, or
   // run into the clock on a slow machine.
@@ -153,7 +153,7 @@ TEST(JsonSchemaLimits, RefChainWhoseCombinationsMultiplyIsRefusedByLimit) {
                   return ojson{{"properties", {{fmt::format("p{}-{}", i, k), {{"type", "null"}}}}}};
                 },
                 {{"type", "string"}});
-  const std::string s = error_of(same);
+  const std::string s = schema_error_of(same);
   EXPECT_TRUE(s.find("subschemas") != std::string::npos ||
               s.find("longer than") != std::string::npos)
       << s;
@@ -192,7 +192,7 @@ TEST(JsonSchemaLimits, ManyPropertiesSharingAPrefix) {
   // rule budget that is a clear error.
   ojson extra = schema;
   extra["additionalProperties"] = true;
-  const std::string e = error_of(extra);
+  const std::string e = schema_error_of(extra);
   if (!e.empty()) {
     EXPECT_NE(e.find("grammar rules"), std::string::npos) << e;
   }
@@ -242,7 +242,7 @@ TEST(JsonSchemaLimits, DeepNestingIsRefusedByDepth) {
     any = {{"anyOf", ojson::array({any, {{"type", "null"}}})}};
   }
   for (const ojson* s : {&props, &items, &any}) {
-    const std::string e = error_of(*s);
+    const std::string e = schema_error_of(*s);
     EXPECT_NE(e.find("nests deeper than 64 levels"), std::string::npos) << e;
   }
   // A chain of $defs, each referring to the next, nests as deep.
@@ -252,7 +252,7 @@ TEST(JsonSchemaLimits, DeepNestingIsRefusedByDepth) {
         {"type", "object"}, {"properties", {{"x", {{"$ref", fmt::format("#/$defs/d{}", i + 1)}}}}}};
   }
   defs["d500"] = {{"type", "null"}};
-  EXPECT_NE(error_of({{"$defs", defs}, {"$ref", "#/$defs/d0"}}).find("nests deeper"),
+  EXPECT_NE(schema_error_of({{"$defs", defs}, {"$ref", "#/$defs/d0"}}).find("nests deeper"),
             std::string::npos);
 }
 
@@ -286,10 +286,10 @@ TEST(JsonSchemaLimits, WideAnyOfOfRefs) {
 TEST(JsonSchemaLimits, WideOneOfIsRefused) {
   ojson alts = ojson::array();
   for (int i = 0; i < 5000; ++i) alts.push_back({{"const", i}});
-  const std::string e = error_of({{"oneOf", alts}});
+  const std::string e = schema_error_of({{"oneOf", alts}});
   EXPECT_NE(e.find("'oneOf' at / has 5000 alternatives"), std::string::npos) << e;
   alts.erase(alts.begin() + 1000, alts.end());
-  EXPECT_EQ(error_of({{"oneOf", alts}}), "");
+  EXPECT_EQ(schema_error_of({{"oneOf", alts}}), "");
 }
 
 TEST(JsonSchemaLimits, EachLimitIsNamedInItsError) {
@@ -298,17 +298,17 @@ TEST(JsonSchemaLimits, EachLimitIsNamedInItsError) {
       "c":{"enum":["x","y"]}}})");
   SchemaLimits rules;
   rules.max_rules = 3;
-  EXPECT_NE(error_of(schema, rules).find("more than 3 grammar rules"), std::string::npos);
+  EXPECT_NE(schema_error_of(schema, rules).find("more than 3 grammar rules"), std::string::npos);
   SchemaLimits bytes;
   bytes.max_bytes = 200;
-  EXPECT_NE(error_of(schema, bytes).find("past 200 bytes"), std::string::npos);
+  EXPECT_NE(schema_error_of(schema, bytes).find("past 200 bytes"), std::string::npos);
   SchemaLimits subschemas;
   subschemas.max_subschemas = 2;
-  EXPECT_NE(error_of(schema, subschemas).find("more than 2 subschemas"), std::string::npos);
+  EXPECT_NE(schema_error_of(schema, subschemas).find("more than 2 subschemas"), std::string::npos);
   SchemaLimits time;
   time.max_time = std::chrono::milliseconds(0);
-  EXPECT_NE(error_of(schema, time).find("longer than 0 ms"), std::string::npos);
-  EXPECT_EQ(error_of(schema), "");
+  EXPECT_NE(schema_error_of(schema, time).find("longer than 0 ms"), std::string::npos);
+  EXPECT_EQ(schema_error_of(schema), "");
 }
 
 TEST(JsonSchemaLimits, BudgetsSpanAllSchemasOfOneBuilder) {

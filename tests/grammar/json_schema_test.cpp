@@ -13,7 +13,7 @@ std::shared_ptr<const Grammar> S(const char* schema) {
   return Grammar::parse(json_schema_to_gbnf(ojson::parse(schema)));
 }
 
-std::string error_of(const char* schema) {
+std::string schema_error_of(const char* schema) {
   try {
     Grammar::parse(json_schema_to_gbnf(ojson::parse(schema)));
   } catch (const GrammarError& e) {
@@ -172,7 +172,7 @@ TEST(JsonSchema, FormatsWithLengthBounds) {
   EXPECT_FALSE(matches(e, R"("abcdefg@hijk.org")"));  // 16 characters
   auto d = S(R"({"type":"string","format":"date","minLength":10,"maxLength":10})");
   EXPECT_TRUE(matches(d, R"("2020-01-01")"));
-  EXPECT_NE(error_of(R"({"type":"string","format":"uuid","maxLength":20})").find("36 to 36"),
+  EXPECT_NE(schema_error_of(R"({"type":"string","format":"uuid","maxLength":20})").find("36 to 36"),
             std::string::npos);
 }
 
@@ -194,8 +194,9 @@ TEST(JsonSchema, CombinatorsMergeOrRefuse) {
       "side":{"type":"number"}},"required":["kind","side"]}]})");
   EXPECT_TRUE(matches(one, R"({"kind":"square","side":2})"));
   EXPECT_FALSE(matches(one, R"({"kind":"square","r":2})"));
-  EXPECT_NE(error_of(R"({"oneOf":[{"type":"integer"},{"type":"number"}]})").find("may both match"),
-            std::string::npos);
+  EXPECT_NE(
+      schema_error_of(R"({"oneOf":[{"type":"integer"},{"type":"number"}]})").find("may both match"),
+      std::string::npos);
   auto nullable = S(R"({"type":"string","nullable":true})");
   EXPECT_TRUE(matches(nullable, "null"));
 }
@@ -226,36 +227,38 @@ TEST(JsonSchema, PatternWithLengthBounds) {
   EXPECT_TRUE(matches(obj, R"({"a":"xx","b":"yy"})"));
   EXPECT_FALSE(matches(obj, R"({"a":"x","b":"y"})"));
   EXPECT_FALSE(matches(obj, R"({"a":"xx","b":"yyy"})"));
-  const std::string e = error_of(R"({"type":"string","pattern":"^a{5}$","maxLength":3})");
+  const std::string e = schema_error_of(R"({"type":"string","pattern":"^a{5}$","maxLength":3})");
   EXPECT_NE(e.find("no string of at most 3 characters matches the pattern '^a{5}$'"),
             std::string::npos)
       << e;
 }
 
 TEST(JsonSchema, UnsupportedOrUnsatisfiableSchemasAreRefusedByName) {
-  EXPECT_NE(
-      error_of(R"({"type":"object","properties":{"tags":{"type":"array","uniqueItems":true}}})")
-          .find("'uniqueItems' at /properties/tags"),
-      std::string::npos);
-  EXPECT_NE(
-      error_of(R"({"type":"object","patternProperties":{"^x":{}}})").find("'patternProperties'"),
-      std::string::npos);
-  EXPECT_NE(error_of(R"({"type":"integer","minimum":5,"maximum":4})").find("no value"),
+  EXPECT_NE(schema_error_of(
+                R"({"type":"object","properties":{"tags":{"type":"array","uniqueItems":true}}})")
+                .find("'uniqueItems' at /properties/tags"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"enum":[]})").find("no value"), std::string::npos);
-  EXPECT_NE(error_of("false").find("no value"), std::string::npos);
-  EXPECT_NE(error_of(R"({"$ref":"#/$defs/missing"})").find("does not point"), std::string::npos);
+  EXPECT_NE(schema_error_of(R"({"type":"object","patternProperties":{"^x":{}}})")
+                .find("'patternProperties'"),
+            std::string::npos);
+  EXPECT_NE(schema_error_of(R"({"type":"integer","minimum":5,"maximum":4})").find("no value"),
+            std::string::npos);
+  EXPECT_NE(schema_error_of(R"({"enum":[]})").find("no value"), std::string::npos);
+  EXPECT_NE(schema_error_of("false").find("no value"), std::string::npos);
+  EXPECT_NE(schema_error_of(R"({"$ref":"#/$defs/missing"})").find("does not point"),
+            std::string::npos);
   // A reference chain that points back at itself, inside allOf and oneOf, ends in an error.
-  EXPECT_NE(error_of(R"({"$defs":{"a":{"$ref":"#/$defs/a"}},"allOf":[{"$ref":"#/$defs/a"}]})")
-                .find("never ends"),
-            std::string::npos);
-  EXPECT_NE(error_of(R"({"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},
+  EXPECT_NE(
+      schema_error_of(R"({"$defs":{"a":{"$ref":"#/$defs/a"}},"allOf":[{"$ref":"#/$defs/a"}]})")
+          .find("never ends"),
+      std::string::npos);
+  EXPECT_NE(schema_error_of(R"({"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},
                         "oneOf":[{"$ref":"#/$defs/a"},{"type":"null"}]})")
                 .find("never ends"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"type":"string","format":"hostname"})").find("format 'hostname'"),
+  EXPECT_NE(schema_error_of(R"({"type":"string","format":"hostname"})").find("format 'hostname'"),
             std::string::npos);
-  EXPECT_EQ(error_of(R"({"type":"string","title":"t","description":"d","x-extra":1})"), "");
+  EXPECT_EQ(schema_error_of(R"({"type":"string","title":"t","description":"d","x-extra":1})"), "");
 }
 
 TEST(JsonSchema, SeveralSchemasShareOneGrammar) {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "grammar/gbnf_helpers.h"
 #include "grammar/grammar.h"
 #include "grammar/json_schema.h"
 #include "grammar/token_mask.h"
@@ -12,14 +13,7 @@
 namespace baton::grammar {
 namespace {
 
-std::string error_of(std::string_view text) {
-  try {
-    Grammar::parse(text);
-  } catch (const GrammarError& e) {
-    return e.what();
-  }
-  return "";
-}
+using baton::testing::error_of;
 
 bool has(const std::string& s, std::string_view part) {
   return s.find(part) != std::string::npos;

@@ -26,7 +26,7 @@ RegexOptions json(bool search = false) {
   return o;
 }
 
-std::string error_of(std::string_view pattern, RegexOptions opts = {}) {
+std::string regex_error_of(std::string_view pattern, RegexOptions opts = {}) {
   try {
     regex_to_gbnf(pattern, opts);
   } catch (const GrammarError& e) {
@@ -417,18 +417,18 @@ TEST(RegexErrors, UnsupportedOrMalformedPatternsAreRefused) {
                         "[z-a]",   "[\\d-z]",  "\\",
                         "\\q",     "\\uD800",  "[^\\x00-\\u{10FFFF}]",
                         "\xC3"}) {
-    EXPECT_NE(error_of(p).find("regex: "), std::string::npos) << p;
+    EXPECT_NE(regex_error_of(p).find("regex: "), std::string::npos) << p;
   }
-  EXPECT_NE(error_of("(a)\\1").find("backreference \\1 is not supported"), std::string::npos);
-  EXPECT_NE(error_of("(?=a)").find("lookahead"), std::string::npos);
-  EXPECT_NE(error_of("x(?<!a)").find("lookbehind"), std::string::npos);
-  EXPECT_NE(error_of("\\b").find("word boundary"), std::string::npos);
-  EXPECT_NE(error_of("a{3,2}").find("maximum below its minimum"), std::string::npos);
-  EXPECT_NE(error_of("[a").find("unterminated class"), std::string::npos);
-  EXPECT_NE(error_of("*a").find("nothing to repeat"), std::string::npos);
-  EXPECT_NE(error_of("a^b").find("anchor '^'"), std::string::npos);
-  EXPECT_NE(error_of("(a").find("never closed"), std::string::npos);
-  EXPECT_NE(error_of("a)").find("unbalanced ')'"), std::string::npos);
+  EXPECT_NE(regex_error_of("(a)\\1").find("backreference \\1 is not supported"), std::string::npos);
+  EXPECT_NE(regex_error_of("(?=a)").find("lookahead"), std::string::npos);
+  EXPECT_NE(regex_error_of("x(?<!a)").find("lookbehind"), std::string::npos);
+  EXPECT_NE(regex_error_of("\\b").find("word boundary"), std::string::npos);
+  EXPECT_NE(regex_error_of("a{3,2}").find("maximum below its minimum"), std::string::npos);
+  EXPECT_NE(regex_error_of("[a").find("unterminated class"), std::string::npos);
+  EXPECT_NE(regex_error_of("*a").find("nothing to repeat"), std::string::npos);
+  EXPECT_NE(regex_error_of("a^b").find("anchor '^'"), std::string::npos);
+  EXPECT_NE(regex_error_of("(a").find("never closed"), std::string::npos);
+  EXPECT_NE(regex_error_of("a)").find("unbalanced ')'"), std::string::npos);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "grammar/gbnf_helpers.h"
 #include "grammar/grammar.h"
 #include "grammar/json_schema.h"
 #include "grammar/token_mask.h"
@@ -14,9 +15,7 @@
 namespace baton::grammar {
 namespace {
 
-std::shared_ptr<const Grammar> G(std::string_view text) {
-  return Grammar::parse(text);
-}
+using baton::testing::G;
 
 std::string shortest_after(const std::shared_ptr<const Grammar>& g, std::string_view prefix) {
   Matcher m(g);

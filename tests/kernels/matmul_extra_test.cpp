@@ -30,20 +30,20 @@ const TensorType kExtraTypes[] = {TensorType::Q4_1,   TensorType::Q5_0, TensorTy
                                   TensorType::Q2_K,   TensorType::Q3_K, TensorType::Q5_K,
                                   TensorType::IQ4_XS, TensorType::MXFP4};
 
-std::string label(TensorType t, SimdLevel l) {
+std::string type_label(TensorType t, SimdLevel l) {
   return std::string(gguf::type_name(t)) + " at " + simd_level_label(l);
 }
 
-struct Weights {
+struct RawWeights {
   TensorType type;
   int64_t rows, cols;
   std::vector<uint8_t> bytes;
   MatrixView view() const { return {type, bytes.data(), rows, cols, kernel_row_bytes(type, cols)}; }
 };
 
-Weights random_weights(TensorType t, int64_t rows, int64_t cols, uint32_t seed, bool extreme) {
+RawWeights random_weights(TensorType t, int64_t rows, int64_t cols, uint32_t seed, bool extreme) {
   const int64_t blocks = rows * cols / block_shape(t).elems;
-  return Weights{t, rows, cols, random_blocks(t, blocks, seed, extreme)};
+  return RawWeights{t, rows, cols, random_blocks(t, blocks, seed, extreme)};
 }
 
 // Checks y against a float64 product of the dequantized weights. Two errors separate them:
@@ -51,8 +51,8 @@ Weights random_weights(TensorType t, int64_t rows, int64_t cols, uint32_t seed, 
 // costs sum |W| * dx/2; and the kernel's float arithmetic (one product and one sum per term,
 // at most ~3 terms per block, so a few hundred roundings of 2^-24 for 1024 columns) costs at
 // most 2e-5 of the magnitude of its terms, sum (|s*q| + |off|) * (|x| + dx).
-void expect_close_to_reference(const Weights& w, const std::vector<float>& x, int64_t n_x,
-                               const std::vector<float>& y, const std::string& what) {
+void expect_raw_close_to_reference(const RawWeights& w, const std::vector<float>& x, int64_t n_x,
+                                   const std::vector<float>& y, const std::string& what) {
   const size_t rb = kernel_row_bytes(w.type, w.cols);
   std::vector<float> deq(size_t(w.cols));
   UnpackedRow u;
@@ -134,9 +134,9 @@ TEST(MatmulExtra, EveryLevelMatchesReference) {
         for (auto level : available_levels()) {
           std::vector<float> y(size_t(n_x * rows), -1.0f);
           matmul_at(level, w.view(), x.data(), n_x, y.data(), &pool);
-          expect_close_to_reference(
-              w, x, n_x, y,
-              label(t, level) + (extreme ? " extreme" : " random") + " n_x " + std::to_string(n_x));
+          expect_raw_close_to_reference(w, x, n_x, y,
+                                        type_label(t, level) + (extreme ? " extreme" : " random") +
+                                            " n_x " + std::to_string(n_x));
         }
       }
     }
@@ -153,7 +153,8 @@ TEST(MatmulExtra, OddShapes) {
         ThreadPool pool(3);
         std::vector<float> y(size_t(9 * rows), -1.0f);
         matmul_at(level, w.view(), x.data(), 9, y.data(), &pool);
-        expect_close_to_reference(w, x, 9, y, label(t, level) + " rows " + std::to_string(rows));
+        expect_raw_close_to_reference(w, x, 9, y,
+                                      type_label(t, level) + " rows " + std::to_string(rows));
       }
     }
   }
@@ -180,7 +181,7 @@ TEST(MatmulExtra, BatchInvariance) {
               matmul_at(level, w.view(), x.data() + r0 * cols, n, y.data() + r0 * rows, pool);
             }
             ASSERT_EQ(std::memcmp(y.data(), single.data(), y.size() * 4), 0)
-                << label(t, level) << " batch " << batch << " threads " << pool->size();
+                << type_label(t, level) << " batch " << batch << " threads " << pool->size();
           }
         }
       }

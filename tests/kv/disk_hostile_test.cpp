@@ -14,6 +14,7 @@
 
 #include "kv/disk_store.h"
 #include "kv/disk_test_util.h"
+#include "support/read_file.h"
 
 namespace baton::kv {
 namespace {
@@ -24,12 +25,6 @@ using testing::load_chain;
 using testing::options;
 using testing::save_chain;
 using testing::ScratchDir;
-
-std::string read_all(const fs::path& p) {
-  std::stringstream s;
-  s << std::ifstream(p, std::ios::binary).rdbuf();
-  return s.str();
-}
 
 void write_all(const fs::path& p, const std::vector<uint8_t>& bytes) {
   std::ofstream(p, std::ios::binary | std::ios::trunc)
@@ -66,7 +61,7 @@ TEST(DiskHostile, HeadersClaimingHugeCountsAreSkippedWithoutAllocatingForThem) {
   }
   const fs::path seg = fs::path(dir.path()) / segment_file_name(layout.fingerprint, victim[0].hash);
   const auto bytes = [&] {
-    const std::string s = read_all(seg);
+    const std::string s = baton::testing::read_file(seg);
     return std::vector<uint8_t>(s.begin(), s.end());
   }();
   fs::remove(seg);
@@ -168,7 +163,7 @@ TEST(DiskHostile, LinksPlantedInTheDirectoryAreNeverWrittenOrReadThrough) {
   for (const auto& c : after) ASSERT_TRUE(save_chain(s, c));
   for (const auto& c : before) EXPECT_EQ(load_chain(s, c), 2u);
   for (const auto& c : after) EXPECT_EQ(load_chain(s, c), 2u);
-  EXPECT_EQ(read_all(target), precious) << "a link's target was written";
+  EXPECT_EQ(baton::testing::read_file(target), precious) << "a link's target was written";
   EXPECT_EQ(fs::file_size(target), precious.size());
   EXPECT_EQ(load_chain(s, elsewhere), 0u);
   // A restart removes the leftover links (the links, not their targets) and keeps the segments.
@@ -177,7 +172,7 @@ TEST(DiskHostile, LinksPlantedInTheDirectoryAreNeverWrittenOrReadThrough) {
   for (const auto& e : fs::directory_iterator(tier)) {
     EXPECT_FALSE(fs::is_symlink(e.symlink_status())) << e.path();
   }
-  EXPECT_EQ(read_all(target), precious);
+  EXPECT_EQ(baton::testing::read_file(target), precious);
   EXPECT_TRUE(fs::exists(fs::path(outside.path()) / "real" /
                          segment_file_name(layout.fingerprint, elsewhere[0].hash)));
 }

@@ -79,7 +79,9 @@ TEST(DiskStore, StateCheckpointsLoadWithTheRunTheyEnd) {
     for (auto& d : dst) dp.push_back(d.data());
     std::vector<uint8_t> state(300, 0);
     const size_t got = s.load({blocks.data(), n}, dp, state.data(), &state_read);
-    if (state_read) EXPECT_EQ(state, states[n - 1]);
+    if (state_read) {
+      EXPECT_EQ(state, states[n - 1]);
+    }
     return got;
   };
   bool state_read = false;

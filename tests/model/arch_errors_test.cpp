@@ -17,13 +17,8 @@
 namespace baton {
 namespace {
 
+using testing::expect_refused;
 using testing::load_error;
-
-// The message is one line and holds every needle.
-void expect_refused(const std::string& msg, std::initializer_list<const char*> needles) {
-  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
-  for (const char* n : needles) EXPECT_NE(msg.find(n), std::string::npos) << n << " in: " << msg;
-}
 
 class ArchErrors : public ::testing::Test {
  protected:

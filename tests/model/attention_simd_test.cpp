@@ -17,19 +17,19 @@ namespace {
 
 using kernels::SimdLevel;
 
-struct Case {
+struct AttentionCase {
   int32_t n_head, n_head_kv, head_dim, block_size;
   KvType type;
 };
 
 // A cache whose layer 1 holds random K/V for positions 0..n_pos-1 in shuffled blocks.
 struct Fixture {
-  Case c;
+  AttentionCase c;
   KvCache cache;
   std::vector<int32_t> table;
   AttentionShape shape;
 
-  Fixture(const Case& cs, int32_t n_pos, uint32_t seed)
+  Fixture(const AttentionCase& cs, int32_t n_pos, uint32_t seed)
       : c(cs), cache(cs.type, cs.block_size, 2, cs.n_head_kv, cs.head_dim) {
     const int32_t n_blocks = (n_pos + cs.block_size - 1) / cs.block_size;
     cache.allocate(n_blocks + 3);
@@ -95,7 +95,7 @@ std::vector<int32_t> consecutive(int32_t first, int32_t n) {
   return v;
 }
 
-const Case kCases[] = {
+const AttentionCase kCases[] = {
     {8, 2, 64, 16, KvType::F16},  {8, 2, 64, 16, KvType::F32}, {4, 4, 8, 16, KvType::F16},
     {6, 2, 80, 7, KvType::F16},   {3, 1, 5, 5, KvType::F32},   {16, 2, 128, 16, KvType::F16},
     {32, 8, 64, 16, KvType::F16}, {2, 1, 24, 3, KvType::F16},
@@ -120,7 +120,7 @@ class AttentionSimd : public ::testing::TestWithParam<SimdLevel> {
 
 TEST_P(AttentionSimd, MatchesScalarReference) {
   uint32_t seed = 1;
-  for (const Case& c : kCases) {
+  for (const AttentionCase& c : kCases) {
     const Fixture fx(c, 300, seed++);
     for (const auto& pos : kPositions) {
       // 12: sharp softmax, most weights underflow; scores near 100 carry rounding of ~1e-5.
@@ -144,7 +144,7 @@ TEST_P(AttentionSimd, MatchesScalarReference) {
 // sinks: every level agrees with the scalar reference.
 TEST_P(AttentionSimd, WindowAndSinksMatchScalarReference) {
   uint32_t seed = 500;
-  for (const Case& c : kCases) {
+  for (const AttentionCase& c : kCases) {
     const Fixture fx(c, 300, seed++);
     const auto sinks = some_sinks(c.n_head);
     for (int32_t window : {1, 5, 16, 37}) {
@@ -169,9 +169,9 @@ TEST_P(AttentionSimd, WindowAndSinksMatchScalarReference) {
 // A windowed row's bits do not depend on the rows beside it, whose windows start in other
 // blocks (or at 0), nor on whether its chunk of lanes took the masked path.
 TEST_P(AttentionSimd, WindowedRowResultIndependentOfGroup) {
-  const Case cases[] = {
+  const AttentionCase cases[] = {
       {8, 2, 64, 16, KvType::F16}, {6, 2, 80, 7, KvType::F32}, {3, 1, 5, 5, KvType::F32}};
-  for (const Case& c : cases) {
+  for (const AttentionCase& c : cases) {
     const Fixture fx(c, 260, 77);
     const auto sinks = some_sinks(c.n_head);
     const int64_t row = static_cast<int64_t>(c.n_head) * c.head_dim;
@@ -194,8 +194,8 @@ TEST_P(AttentionSimd, WindowedRowResultIndependentOfGroup) {
 
 // A row's output is the same bits alone as in any group of rows, whatever its neighbours.
 TEST_P(AttentionSimd, RowResultIndependentOfGroup) {
-  const Case cases[] = {{8, 2, 64, 16, KvType::F16}, {6, 2, 80, 7, KvType::F32}};
-  for (const Case& c : cases) {
+  const AttentionCase cases[] = {{8, 2, 64, 16, KvType::F16}, {6, 2, 80, 7, KvType::F32}};
+  for (const AttentionCase& c : cases) {
     const Fixture fx(c, 260, 99);
     const int64_t row = static_cast<int64_t>(c.n_head) * c.head_dim;
     const std::vector<int32_t> pos = {100, 101, 102, 103, 104, 105, 106, 107, 108, 109,
@@ -214,7 +214,7 @@ TEST_P(AttentionSimd, RowResultIndependentOfGroup) {
 // Thousands of positions: the online softmax's running max and sum stay within float rounding
 // of the scalar path, and a row's bits still do not depend on the rows beside it.
 TEST_P(AttentionSimd, LongContextMatchesScalarAndIsRowInvariant) {
-  const Case c{32, 8, 64, 16, KvType::F16};
+  const AttentionCase c{32, 8, 64, 16, KvType::F16};
   const Fixture fx(c, 2100, 21);
   const int64_t row = static_cast<int64_t>(c.n_head) * c.head_dim;
   std::vector<int32_t> pos = consecutive(2080, 16);
@@ -337,7 +337,7 @@ TEST(AttentionWindow, WeightsMatchDoubleSoftmaxWithWindowAndSink) {
 // context; the entries of those blocks may later be freed.)
 TEST(AttentionWindow, BlocksBeforeEveryWindowAreNotRead) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  const Case c{8, 2, 64, 16, KvType::F16};
+  const AttentionCase c{8, 2, 64, 16, KvType::F16};
   const Fixture fx(c, 300, 9);
   const int32_t window = 20;
   std::vector<int32_t> pos = consecutive(280, 16);
@@ -365,7 +365,7 @@ INSTANTIATE_TEST_SUITE_P(Levels, AttentionSimd,
 
 TEST(AttentionSimd, AvxLevelsGiveTheSameBits) {
   if (!supported(SimdLevel::Avx512)) GTEST_SKIP() << "avx512 is not supported by this CPU";
-  const Case c{8, 2, 64, 16, KvType::F16};
+  const AttentionCase c{8, 2, 64, 16, KvType::F16};
   const Fixture fx(c, 200, 3);
   const auto pos = consecutive(150, 16);
   const auto q = random_q(pos.size() * c.n_head * c.head_dim, 8, 2.0f);

@@ -42,12 +42,6 @@ std::string write(const synth::SynthSpec& spec, const std::string& name) {
   return path;
 }
 
-std::unique_ptr<engine::LlamaEngine> load(const std::string& path) {
-  engine::EngineOptions opts;
-  opts.threads = 1;
-  return engine::load_llama_engine(path, opts);
-}
-
 // A copy of `base` with `edit` applied to its metadata.
 std::string edited(const std::string& base, const std::string& tag,
                    const std::function<void(gguf::GgufWriter&)>& edit) {
@@ -57,7 +51,7 @@ std::string edited(const std::string& base, const std::string& tag,
 }
 
 TEST(Gemma3, LoadsItsLayers) {
-  auto eng = load(write(gemma3_spec(7, 12), "gemma3.gguf"));
+  auto eng = testing::load_engine(write(gemma3_spec(7, 12), "gemma3.gguf"), 1);
   const auto& h = eng->model().hparams();
   EXPECT_EQ(h.arch, model::Arch::Gemma3);
   EXPECT_STREQ(model::arch_name(h.arch), "gemma3");
@@ -88,7 +82,9 @@ TEST(Gemma3, LoadsItsLayers) {
 // global with the file's rope.
 TEST(Gemma3, KeysOverrideTheDefaults) {
   const auto base = write(gemma3_spec(4, 8), "gemma3.gguf");
-  auto hp = [](const std::string& path) { return load(path)->model().hparams(); };
+  auto hp = [](const std::string& path) {
+    return testing::load_engine(path, 1)->model().hparams();
+  };
   EXPECT_EQ(hp(edited(base, "p3",
                       [](auto& w) { w.set_u32("gemma3.attention.sliding_window_pattern", 3); }))
                 .swa,
@@ -115,13 +111,8 @@ TEST(Gemma3, KeysOverrideTheDefaults) {
 TEST(Gemma3, The27BShapeScalesQueriesByEmbdOverHeads) {
   auto spec = gemma3_spec(62, 8);
   spec.ff = 32;
-  const auto h = load(write(spec, "gemma3-62.gguf"))->model().hparams();
+  const auto h = testing::load_engine(write(spec, "gemma3-62.gguf"), 1)->model().hparams();
   EXPECT_FLOAT_EQ(h.attention_scale(), 1.0f / std::sqrt(32.0f));
-}
-
-std::vector<float> last_logits(engine::Engine& eng, const std::vector<int32_t>& prompt, int chunk) {
-  testing::BlockAllocator alloc;
-  return testing::run_target(eng, prompt, chunk, 0, alloc, 1);
 }
 
 std::vector<int32_t> prompt_of(size_t n, int32_t mul, int32_t add) {
@@ -135,11 +126,11 @@ TEST(Gemma3, SoftcapBoundsTheLogits) {
   const auto base = write(gemma3_spec(2, 8), "gemma3.gguf");
   const auto capped =
       edited(base, "cap", [](auto& w) { w.set_f32("gemma3.final_logit_softcapping", 0.5f); });
-  auto a = load(base), b = load(capped);
+  auto a = testing::load_engine(base, 1), b = testing::load_engine(capped, 1);
   a->allocate_kv(16);
   b->allocate_kv(16);
   const auto p = prompt_of(9, 37, 11);
-  const auto plain = last_logits(*a, p, 0), cap = last_logits(*b, p, 0);
+  const auto plain = testing::last_logits(*a, p, 0), cap = testing::last_logits(*b, p, 0);
   ASSERT_EQ(plain.size(), cap.size());
   float widest = 0;
   for (size_t i = 0; i < plain.size(); ++i) {
@@ -155,28 +146,30 @@ TEST(Gemma3, SoftcapBoundsTheLogits) {
 // so a model of 6 layers whose layer 5 is global sees the whole prompt.
 TEST(Gemma3, WindowedTokenSeesNothingBeforeItsWindow) {
   const auto base = write(gemma3_spec(2, 4), "gemma3.gguf");
-  auto all_windowed = load(
-      edited(base, "p0", [](auto& w) { w.set_u32("gemma3.attention.sliding_window_pattern", 0); }));
+  auto all_windowed = testing::load_engine(
+      edited(base, "p0", [](auto& w) { w.set_u32("gemma3.attention.sliding_window_pattern", 0); }),
+      1);
   all_windowed->allocate_kv(64);
   const auto a = prompt_of(40, 37, 11);
   auto b = prompt_of(40, 53, 5);
   for (size_t i = b.size() - 7; i < b.size(); ++i) b[i] = a[i];
-  const auto want = last_logits(*all_windowed, a, 0);
+  const auto want = testing::last_logits(*all_windowed, a, 0);
   for (int chunk : {0, 1, 5, 16}) {
-    EXPECT_TRUE(testing::bit_identical(want, last_logits(*all_windowed, b, chunk)))
+    EXPECT_TRUE(testing::bit_identical(want, testing::last_logits(*all_windowed, b, chunk)))
         << "chunk " << chunk;
   }
   auto c = a;
   c[a.size() - 7] = (c[a.size() - 7] + 1) % 259;
-  EXPECT_FALSE(testing::bit_identical(want, last_logits(*all_windowed, c, 0)));
-  auto six = load(write(gemma3_spec(6, 4), "gemma3-6.gguf"));
+  EXPECT_FALSE(testing::bit_identical(want, testing::last_logits(*all_windowed, c, 0)));
+  auto six = testing::load_engine(write(gemma3_spec(6, 4), "gemma3-6.gguf"), 1);
   six->allocate_kv(64);
-  EXPECT_FALSE(testing::bit_identical(last_logits(*six, a, 0), last_logits(*six, b, 0)));
+  EXPECT_FALSE(
+      testing::bit_identical(testing::last_logits(*six, a, 0), testing::last_logits(*six, b, 0)));
 }
 
 // A 50-token prompt gives bit-identical logits alone and beside other sequences, whole or in
 // chunks that cut the window in different places.
-void expect_invariant(const std::string& path) {
+void expect_gemma_invariant(const std::string& path) {
   engine::EngineOptions opts;
   opts.threads = 2;
   auto eng = engine::load_llama_engine(path, opts);
@@ -213,15 +206,15 @@ std::string gemma3_model(TensorType type, synth::Mix mix = synth::Mix::kNone) {
 }
 
 TEST(Gemma3, F32BatchInvariant) {
-  expect_invariant(gemma3_model(TensorType::F32));
+  expect_gemma_invariant(gemma3_model(TensorType::F32));
 }
 
 TEST(Gemma3, Q8_0BatchInvariant) {
-  expect_invariant(gemma3_model(TensorType::Q8_0));
+  expect_gemma_invariant(gemma3_model(TensorType::Q8_0));
 }
 
 TEST(Gemma3, Q4_K_MBatchInvariant) {
-  expect_invariant(gemma3_model(TensorType::Q4_K, synth::Mix::kQ4_K_M));
+  expect_gemma_invariant(gemma3_model(TensorType::Q4_K, synth::Mix::kQ4_K_M));
 }
 
 synth::SynthSpec mistral3_spec() {
@@ -239,7 +232,7 @@ synth::SynthSpec mistral3_spec() {
 }
 
 TEST(Mistral3, LoadsItsKeys) {
-  auto eng = load(write(mistral3_spec(), "mistral3.gguf"));
+  auto eng = testing::load_engine(write(mistral3_spec(), "mistral3.gguf"), 1);
   const auto& h = eng->model().hparams();
   EXPECT_EQ(h.arch, model::Arch::Mistral3);
   EXPECT_STREQ(model::arch_name(h.arch), "mistral3");
@@ -265,23 +258,28 @@ TEST(Mistral3, LoadsItsKeys) {
 TEST(Mistral3, TemperatureActsFromTheOriginalContextOn) {
   const auto base = write(mistral3_spec(), "mistral3.gguf");
   auto short_ctx = [&](const std::string& tag, float beta) {
-    return load(edited(base, tag, [beta](auto& w) {
-      w.set_u32("mistral3.rope.scaling.original_context_length", 4);
-      w.set_f32("mistral3.attention.temperature_scale", beta);
-    }));
+    return testing::load_engine(edited(base, tag,
+                                       [beta](auto& w) {
+                                         w.set_u32("mistral3.rope.scaling.original_context_length",
+                                                   4);
+                                         w.set_f32("mistral3.attention.temperature_scale", beta);
+                                       }),
+                                1);
   };
   auto with = short_ctx("temp", 0.1f), without = short_ctx("none", 0.0f);
   with->allocate_kv(16);
   without->allocate_kv(16);
   const auto four = prompt_of(4, 37, 11), ten = prompt_of(10, 37, 11);
-  EXPECT_TRUE(testing::bit_identical(last_logits(*with, four, 0), last_logits(*without, four, 0)));
-  EXPECT_FALSE(testing::bit_identical(last_logits(*with, ten, 0), last_logits(*without, ten, 0)));
+  EXPECT_TRUE(testing::bit_identical(testing::last_logits(*with, four, 0),
+                                     testing::last_logits(*without, four, 0)));
+  EXPECT_FALSE(testing::bit_identical(testing::last_logits(*with, ten, 0),
+                                      testing::last_logits(*without, ten, 0)));
 }
 
 TEST(Mistral3, Q8_0BatchInvariant) {
   auto spec = mistral3_spec();
   spec.type = TensorType::Q8_0;
-  expect_invariant(write(spec, "mistral3-q8.gguf"));
+  expect_gemma_invariant(write(spec, "mistral3-q8.gguf"));
 }
 
 }  // namespace

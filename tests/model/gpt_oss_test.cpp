@@ -24,12 +24,6 @@ std::string gpt_oss_file(const std::filesystem::path& dir, int64_t layers, int64
   return path;
 }
 
-std::unique_ptr<engine::LlamaEngine> load(const std::string& path) {
-  engine::EngineOptions opts;
-  opts.threads = 1;
-  return engine::load_llama_engine(path, opts);
-}
-
 // The file with attention.sliding_window_pattern set to `period`.
 std::string with_pattern(const std::string& base, uint32_t period) {
   const std::string path = base + ".pattern.gguf";
@@ -40,12 +34,12 @@ std::string with_pattern(const std::string& base, uint32_t period) {
 }
 
 std::vector<bool> windowed_layers(const std::string& path) {
-  return load(path)->model().hparams().swa;
+  return testing::load_engine(path, 1)->model().hparams().swa;
 }
 
 TEST(GptOss, LoadsItsLayers) {
   const auto path = gpt_oss_file(testing::scratch_dir(), 3, 8);
-  auto eng = load(path);
+  auto eng = testing::load_engine(path, 1);
   const auto& h = eng->model().hparams();
   EXPECT_EQ(h.arch, model::Arch::GptOss);
   EXPECT_STREQ(model::arch_name(h.arch), "gpt-oss");
@@ -88,36 +82,30 @@ TEST(GptOss, WindowPatternKey) {
   EXPECT_EQ(windowed_layers(arr), (std::vector<bool>{true, false, true, false}));
 }
 
-// The last token's logits after `prompt`, the prompt prefilled in chunks of `chunk`.
-std::vector<float> last_logits(engine::Engine& eng, const std::vector<int32_t>& prompt, int chunk) {
-  testing::BlockAllocator alloc;
-  return testing::run_target(eng, prompt, chunk, 0, alloc, 1);
-}
-
 // With every layer windowed (4 positions, 2 layers) the last token depends on the last
 // 2 x 3 + 1 = 7 tokens only: prompts that differ before them give bit-identical logits, in any
 // chunking; a difference inside them, or a global layer, changes the logits.
 TEST(GptOss, WindowedTokenSeesNothingBeforeItsWindow) {
   const auto base = gpt_oss_file(testing::scratch_dir(), 2, 4);
-  auto all_windowed = load(with_pattern(base, 0));
+  auto all_windowed = testing::load_engine(with_pattern(base, 0), 1);
   all_windowed->allocate_kv(64);
   std::vector<int32_t> a(40), b(40);
   for (size_t i = 0; i < a.size(); ++i) {
     a[i] = int32_t((i * 37 + 11) % 259);
     b[i] = i + 7 < a.size() ? int32_t((i * 53 + 5) % 259) : a[i];
   }
-  const auto want = last_logits(*all_windowed, a, 0);
+  const auto want = testing::last_logits(*all_windowed, a, 0);
   for (int chunk : {0, 1, 5, 16}) {
-    EXPECT_TRUE(testing::bit_identical(want, last_logits(*all_windowed, b, chunk)))
+    EXPECT_TRUE(testing::bit_identical(want, testing::last_logits(*all_windowed, b, chunk)))
         << "chunk " << chunk;
   }
   auto c = a;
   c[a.size() - 7] = (c[a.size() - 7] + 1) % 259;
-  EXPECT_FALSE(testing::bit_identical(want, last_logits(*all_windowed, c, 0)));
-  auto alternating = load(base);  // layer 1 attends to the whole context
+  EXPECT_FALSE(testing::bit_identical(want, testing::last_logits(*all_windowed, c, 0)));
+  auto alternating = testing::load_engine(base, 1);  // layer 1 attends to the whole context
   alternating->allocate_kv(64);
-  EXPECT_FALSE(
-      testing::bit_identical(last_logits(*alternating, a, 0), last_logits(*alternating, b, 0)));
+  EXPECT_FALSE(testing::bit_identical(testing::last_logits(*alternating, a, 0),
+                                      testing::last_logits(*alternating, b, 0)));
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 namespace baton {
 namespace {
 
+using testing::expect_refused;
 using testing::load_error;
 
 // 4 layers (DeltaNet 0-2, attention 3), DeltaNet heads of 16: q|k|v 2 x 2 x 16 + 4 x 16 = 128.
@@ -37,12 +38,6 @@ std::string hybrid_base(const std::filesystem::path& dir) {
   const auto path = (dir / "base.gguf").string();
   synth::write_synthetic_model(spec, path);
   return path;
-}
-
-// The message is one line and holds every needle.
-void expect_refused(const std::string& msg, std::initializer_list<const char*> needles) {
-  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
-  for (const char* n : needles) EXPECT_NE(msg.find(n), std::string::npos) << n << " in: " << msg;
 }
 
 class HybridErrors : public ::testing::Test {

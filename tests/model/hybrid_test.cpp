@@ -67,41 +67,30 @@ std::string hybrid_model(TensorType type, synth::Mix mix = synth::Mix::kNone, in
   return made[key] = path;
 }
 
-std::unique_ptr<engine::LlamaEngine> load(const std::string& path, int threads = 2) {
-  engine::EngineOptions opts;
-  opts.threads = threads;
-  return engine::load_llama_engine(path, opts);
-}
-
-// A sequence's logits are bit-identical alone, chunked, and beside other sequences that
-// prefill and decode their own states in the same steps.
-void expect_invariant(const std::string& path, int threads) {
-  testing::expect_chunkings_invariant(path, threads, 30);
-}
-
 TEST(HybridModel, Q8_0BatchInvariant) {
-  expect_invariant(hybrid_model(TensorType::Q8_0), 2);
+  testing::expect_chunkings_invariant(hybrid_model(TensorType::Q8_0), 2, 30);
 }
 
 TEST(HybridModel, Q4_K_MBatchInvariant) {
-  expect_invariant(hybrid_model(TensorType::Q4_K, synth::Mix::kQ4_K_M), 2);
+  testing::expect_chunkings_invariant(hybrid_model(TensorType::Q4_K, synth::Mix::kQ4_K_M), 2, 30);
 }
 
 // gpt-oss's MXFP4_MOE mix: the routed experts through the MXFP4 kernels, the rest Q8_0.
 TEST(HybridModel, MXFP4_MOEBatchInvariant) {
-  expect_invariant(hybrid_model(TensorType::Q8_0, synth::Mix::kMXFP4_MOE), 2);
+  testing::expect_chunkings_invariant(hybrid_model(TensorType::Q8_0, synth::Mix::kMXFP4_MOE), 2,
+                                      30);
 }
 
 TEST(HybridModel, F32BatchInvariantOnOneThread) {
-  expect_invariant(hybrid_model(TensorType::F32), 1);
+  testing::expect_chunkings_invariant(hybrid_model(TensorType::F32), 1, 30);
 }
 
 TEST(HybridModel, AnotherLayerPatternIsInvariantToo) {
-  expect_invariant(hybrid_model(TensorType::Q8_0, synth::Mix::kNone, 2), 2);
+  testing::expect_chunkings_invariant(hybrid_model(TensorType::Q8_0, synth::Mix::kNone, 2), 2, 30);
 }
 
 TEST(HybridModel, LoadsTheLayerPatternAndKeepsKvOnlyForAttention) {
-  auto every4 = load(hybrid_model(TensorType::Q8_0));
+  auto every4 = testing::load_engine(hybrid_model(TensorType::Q8_0), 2);
   const auto& h = every4->model().hparams();
   EXPECT_EQ(h.arch, model::Arch::Qwen35Moe);
   EXPECT_STREQ(model::arch_name(h.arch), "qwen35moe");
@@ -123,7 +112,7 @@ TEST(HybridModel, LoadsTheLayerPatternAndKeepsKvOnlyForAttention) {
   EXPECT_EQ(every4->info().state_bytes_per_seq, 3u * (3 * 512 + 4 * 64 * 64) * 4);
   EXPECT_NE(every4->info().kv_layout.find("pattern=rrra"), std::string::npos);
 
-  auto every2 = load(hybrid_model(TensorType::Q8_0, synth::Mix::kNone, 2));
+  auto every2 = testing::load_engine(hybrid_model(TensorType::Q8_0, synth::Mix::kNone, 2), 2);
   EXPECT_EQ(every2->model().hparams().recurrent, (std::vector<uint8_t>{1, 0, 1, 0}));
   EXPECT_EQ(every2->info().kv_bytes_per_block, 2 * every4->info().kv_bytes_per_block);
   EXPECT_NE(every2->info().kv_layout, every4->info().kv_layout);
@@ -133,7 +122,7 @@ TEST(HybridModel, LoadsTheLayerPatternAndKeepsKvOnlyForAttention) {
 // other start (a prefix reused from a cache, a position skipped, a released sequence) is
 // refused rather than computed from the wrong state.
 TEST(HybridModel, RefusesToContinueASequenceFromAnotherPosition) {
-  auto eng = load(hybrid_model(TensorType::Q8_0));
+  auto eng = testing::load_engine(hybrid_model(TensorType::Q8_0), 2);
   eng->allocate_kv(16);
   const auto p = testing::some_prompt(20, eng->info().n_vocab);
   const std::vector<int32_t> table = {0, 1};
@@ -164,7 +153,7 @@ TEST(HybridModel, RefusesToContinueASequenceFromAnotherPosition) {
 // the ones of the sequence computed whole. A restore asking for another length, and captures
 // outside the slice or the slots, are refused.
 TEST(HybridModel, CheckpointsInsideAStepRestoreTheSameState) {
-  auto eng = load(hybrid_model(TensorType::Q8_0));
+  auto eng = testing::load_engine(hybrid_model(TensorType::Q8_0), 2);
   ASSERT_EQ(eng->info().block_size, 16);
   eng->allocate_kv(16);
   eng->allocate_state_slots(2);
@@ -189,7 +178,7 @@ TEST(HybridModel, CheckpointsInsideAStepRestoreTheSameState) {
 // Starting again at position 0 clears the state: the second run of a prompt under the same id
 // gives the first run's logits.
 TEST(HybridModel, PositionZeroStartsAFreshState) {
-  auto eng = load(hybrid_model(TensorType::F32));
+  auto eng = testing::load_engine(hybrid_model(TensorType::F32), 2);
   eng->allocate_kv(16);
   const auto p = testing::some_prompt(12, eng->info().n_vocab);
   engine::StepOutput first, again;
@@ -265,23 +254,6 @@ TEST(HybridRope, ImropeLeavesTheFourthSectionsPairsUnturned) {
   for (int i = 32; i < 128; ++i) EXPECT_EQ(v[i], 1.0f) << i;
 }
 
-double cosine(const std::vector<float>& a, const std::vector<float>& b) {
-  double ab = 0, aa = 0, bb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    ab += double(a[i]) * b[i];
-    aa += double(a[i]) * a[i];
-    bb += double(b[i]) * b[i];
-  }
-  return ab / std::sqrt(aa * bb);
-}
-
-std::vector<float> first_logits(const std::string& path) {
-  auto eng = load(path);
-  engine::GenerateOptions g;
-  g.max_tokens = 0;
-  return engine::generate(*eng, testing::some_prompt(24, eng->info().n_vocab), g).first_logits;
-}
-
 // The types `baton gguf synth` writes load as a qwen35moe and follow the F32 model, far closer
 // than another model of the same shape. A hybrid follows less closely than qwen3moe does
 // (MoeModel.EveryWrittenTypeRuns): a router that picks another expert near a tie changes the
@@ -300,9 +272,9 @@ TEST(HybridModel, WrittenTypesRunAndFollowF32) {
                         {TensorType::Q6_K, synth::Mix::kNone, 0.85},
                         {TensorType::Q4_K, synth::Mix::kQ4_K_M, 0.5},
                         {TensorType::Q8_0, synth::Mix::kMXFP4_MOE, 0.7}};
-  const auto ref = first_logits(hybrid_model(TensorType::F32));
-  const double unrelated =
-      cosine(ref, first_logits(hybrid_model(TensorType::F32, synth::Mix::kNone, 4, 8)));
+  const auto ref = testing::first_logits(hybrid_model(TensorType::F32));
+  const double unrelated = testing::cosine(
+      ref, testing::first_logits(hybrid_model(TensorType::F32, synth::Mix::kNone, 4, 8)));
   std::printf("[ measure  ] another seed: cosine to F32 %.4f\n", unrelated);
   EXPECT_LE(unrelated, 0.3);
   for (const auto& c : cases) {
@@ -315,10 +287,10 @@ TEST(HybridModel, WrittenTypesRunAndFollowF32) {
       EXPECT_EQ(f->find_tensor("blk.0.ffn_up_exps.weight")->type, TensorType::MXFP4) << path;
       EXPECT_EQ(f->find_tensor("blk.0.ffn_up_shexp.weight")->type, TensorType::Q8_0) << path;
     }
-    const auto logits = first_logits(path);
+    const auto logits = testing::first_logits(path);
     ASSERT_EQ(logits.size(), ref.size());
     for (float v : logits) ASSERT_TRUE(std::isfinite(v));
-    const double cos = cosine(ref, logits);
+    const double cos = testing::cosine(ref, logits);
     std::printf("[ measure  ] %s: cosine to F32 %.4f\n", path.c_str(), cos);
     EXPECT_GE(cos, c.min_cosine) << path;
   }

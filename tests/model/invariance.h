@@ -6,12 +6,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/generate.h"
 #include "engine/llama_engine.h"
 
 namespace baton::testing {
@@ -88,6 +90,42 @@ inline std::vector<int32_t> some_prompt(int n, int32_t n_vocab) {
   std::vector<int32_t> p(n);
   for (int i = 0; i < n; ++i) p[i] = static_cast<int32_t>((i * 37 + 11) % n_vocab);
   return p;
+}
+
+// The file at `path` loaded to run on `threads` threads.
+inline std::unique_ptr<engine::LlamaEngine> load_engine(const std::string& path, int threads) {
+  engine::EngineOptions opts;
+  opts.threads = threads;
+  return engine::load_llama_engine(path, opts);
+}
+
+// The logits after the last token of an `n_prompt`-token prompt, run whole on two threads.
+inline std::vector<float> first_logits(const std::string& path, int n_prompt = 24,
+                                       bool interleave = true) {
+  engine::EngineOptions opts;
+  opts.threads = 2;
+  opts.interleave_weights = interleave;
+  auto eng = engine::load_llama_engine(path, opts);
+  engine::GenerateOptions g;
+  g.max_tokens = 0;
+  return engine::generate(*eng, some_prompt(n_prompt, eng->info().n_vocab), g).first_logits;
+}
+
+inline double cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ab += double(a[i]) * b[i];
+    aa += double(a[i]) * a[i];
+    bb += double(b[i]) * b[i];
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
+// The logits after the last token of `prompt`, run whole as the only sequence of its step.
+inline std::vector<float> last_logits(engine::Engine& eng, const std::vector<int32_t>& prompt,
+                                      int chunk) {
+  BlockAllocator alloc;
+  return run_target(eng, prompt, chunk, 0, alloc, 1);
 }
 
 // A 70-token prompt's logits on the file at `path` are bit-identical alone, chunked (1 to 64

@@ -1,6 +1,9 @@
 #pragma once
 // What loading a model file says when it refuses it, for the tests of bad files.
+#include <gtest/gtest.h>
+
 #include <exception>
+#include <initializer_list>
 #include <string>
 
 #include "engine/llama_engine.h"
@@ -17,6 +20,12 @@ inline std::string load_error(const std::string& path) {
     return e.what();
   }
   return "(no error)";
+}
+
+// A refusal is one line (a log line, a CLI error) that names each of `needles`.
+inline void expect_refused(const std::string& msg, std::initializer_list<const char*> needles) {
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  for (const char* n : needles) EXPECT_NE(msg.find(n), std::string::npos) << n << " in: " << msg;
 }
 
 }  // namespace baton::testing

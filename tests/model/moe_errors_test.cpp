@@ -33,14 +33,9 @@ std::string moe_base(const std::filesystem::path& dir) {
   return path;
 }
 
+using testing::expect_refused;
 using testing::load_error;
 using testing::rewrite;
-
-// The message is one line and holds every needle.
-void expect_refused(const std::string& msg, std::initializer_list<const char*> needles) {
-  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
-  for (const char* n : needles) EXPECT_NE(msg.find(n), std::string::npos) << n << " in: " << msg;
-}
 
 class MoeErrors : public ::testing::Test {
  protected:

@@ -19,7 +19,7 @@
 namespace baton {
 namespace {
 
-struct Case {
+struct ArchCase {
   const char* file;  // models/arch/FILE.gguf and models/arch/ref/FILE.logits
   // Max |log-softmax difference| over a position's five most likely tokens (by the reference),
   // the README's measure, allowed at every position but the router flips below.
@@ -37,13 +37,13 @@ struct Case {
   double median;
 };
 
-void PrintTo(const Case& c, std::ostream* os) {
+void PrintTo(const ArchCase& c, std::ostream* os) {
   *os << c.file;
 }
 
-class MoeReference : public ::testing::TestWithParam<Case> {};
+class MoeReference : public ::testing::TestWithParam<ArchCase> {};
 
-std::string file_label(const ::testing::TestParamInfo<Case>& i) {
+std::string file_label(const ::testing::TestParamInfo<ArchCase>& i) {
   std::string s = i.param.file;
   std::replace(s.begin(), s.end(), '-', '_');
   return s;
@@ -60,7 +60,7 @@ std::vector<size_t> top5(const std::vector<double>& lp) {
 }
 
 TEST_P(MoeReference, TopLogprobsMatchLlamaCpp) {
-  const Case c = GetParam();
+  const ArchCase c = GetParam();
   const std::string model_rel = std::string("models/arch/") + c.file + ".gguf";
   const std::string ref_rel = std::string("models/arch/ref/") + c.file + ".logits";
   BATON_REQUIRE_SHARED(model, model_rel);
@@ -116,7 +116,7 @@ TEST_P(MoeReference, TopLogprobsMatchLlamaCpp) {
 // The files' types keep a sequence's logits bit-identical however its prompt is chunked and
 // whatever runs beside it (other rows choose other experts, and share the chosen ones).
 TEST_P(MoeReference, BatchInvariant) {
-  const Case c = GetParam();
+  const ArchCase c = GetParam();
   BATON_REQUIRE_SHARED(model, std::string("models/arch/") + c.file + ".gguf");
   testing::expect_file_batch_invariant(model.string(), c.file);
 }
@@ -135,13 +135,13 @@ TEST_P(MoeReference, BatchInvariant) {
 // The median keeps the test sharp: without the window, sinks, YaRN or a bias the median moves
 // by 1 to 3.
 INSTANTIATE_TEST_SUITE_P(Files, MoeReference,
-                         ::testing::Values(Case{"synth-qwen3moe-F32", 0.008, 0, 0.008, 0.004},
-                                           Case{"synth-qwen3moe-Q8_0", 0.1, 3, 1.0, 0.06},
-                                           Case{"synth-qwen3moe-Q4_K_M", 0.13, 3, 1.0, 0.07},
-                                           Case{"synth-gpt-oss-F32", 0.008, 0, 0.008, 0.004},
-                                           Case{"synth-gpt-oss-Q8_0", 0.16, 2, 1.5, 0.08},
-                                           Case{"synth-gpt-oss-Q4_K_M", 0.25, 4, 2.0, 0.11},
-                                           Case{"synth-gpt-oss-MXFP4_MOE", 0.16, 6, 1.6, 0.11}),
+                         ::testing::Values(ArchCase{"synth-qwen3moe-F32", 0.008, 0, 0.008, 0.004},
+                                           ArchCase{"synth-qwen3moe-Q8_0", 0.1, 3, 1.0, 0.06},
+                                           ArchCase{"synth-qwen3moe-Q4_K_M", 0.13, 3, 1.0, 0.07},
+                                           ArchCase{"synth-gpt-oss-F32", 0.008, 0, 0.008, 0.004},
+                                           ArchCase{"synth-gpt-oss-Q8_0", 0.16, 2, 1.5, 0.08},
+                                           ArchCase{"synth-gpt-oss-Q4_K_M", 0.25, 4, 2.0, 0.11},
+                                           ArchCase{"synth-gpt-oss-MXFP4_MOE", 0.16, 6, 1.6, 0.11}),
                          file_label);
 
 // The hybrid qwen35moe (3 gated DeltaNet layers, 1 gated attention layer, routed and shared
@@ -153,9 +153,9 @@ INSTANTIATE_TEST_SUITE_P(Files, MoeReference,
 // 10 positions above 0.1. Leaving out the shared expert moves F32 by 4.8 (README), far above
 // every bound here.
 INSTANTIATE_TEST_SUITE_P(HybridFiles, MoeReference,
-                         ::testing::Values(Case{"synth-qwen35moe-F32", 0.008, 0, 0.008, 0.004},
-                                           Case{"synth-qwen35moe-Q8_0", 0.085, 2, 1.0, 0.03},
-                                           Case{"synth-qwen35moe-Q4_K_M", 0.075, 2, 1.0, 0.03}),
+                         ::testing::Values(ArchCase{"synth-qwen35moe-F32", 0.008, 0, 0.008, 0.004},
+                                           ArchCase{"synth-qwen35moe-Q8_0", 0.085, 2, 1.0, 0.03},
+                                           ArchCase{"synth-qwen35moe-Q4_K_M", 0.075, 2, 1.0, 0.03}),
                          file_label);
 
 // gemma3, dense. Measured at avx512-vnni, avx2 and scalar, top-5 error / positions above the
@@ -169,9 +169,9 @@ INSTANTIATE_TEST_SUITE_P(HybridFiles, MoeReference,
 // of the global layer the README measures 0.29, without the window 7.3), the medians do for the
 // quantized files (post-norm weights 1 move the median by 0.8, the local rope base by 1.5).
 INSTANTIATE_TEST_SUITE_P(Gemma3, MoeReference,
-                         ::testing::Values(Case{"synth-gemma3-F32", 0.01, 0, 0.01, 0.004},
-                                           Case{"synth-gemma3-Q8_0", 0.16, 2, 0.2, 0.08},
-                                           Case{"synth-gemma3-Q4_K_M", 0.23, 2, 0.3, 0.095}),
+                         ::testing::Values(ArchCase{"synth-gemma3-F32", 0.01, 0, 0.01, 0.004},
+                                           ArchCase{"synth-gemma3-Q8_0", 0.16, 2, 0.2, 0.08},
+                                           ArchCase{"synth-gemma3-Q4_K_M", 0.23, 2, 0.3, 0.095}),
                          file_label);
 
 }  // namespace

@@ -170,40 +170,34 @@ TEST(MoeActivation, ClampedSwiglu) {
   EXPECT_NEAR(gate[4], want(-20, 1), 1e-12);
 }
 
-// A sequence's logits are bit-identical alone, chunked, and batched with sequences that choose
-// other experts (and share some of its own), at 1 and 2 threads.
-void expect_invariant(const std::string& path, int threads) {
-  testing::expect_chunkings_invariant(path, threads, 20);
-}
-
 TEST(MoeModel, Q8_0BatchInvariant) {
-  expect_invariant(moe_model(TensorType::Q8_0), 2);
+  testing::expect_chunkings_invariant(moe_model(TensorType::Q8_0), 2, 20);
 }
 
 TEST(MoeModel, Q4_K_MBatchInvariant) {
-  expect_invariant(moe_model(TensorType::Q4_K, synth::Mix::kQ4_K_M), 2);
+  testing::expect_chunkings_invariant(moe_model(TensorType::Q4_K, synth::Mix::kQ4_K_M), 2, 20);
 }
 
 TEST(MoeModel, Mxfp4MoeBatchInvariant) {
-  expect_invariant(moe_model(TensorType::Q8_0, synth::Mix::kMXFP4_MOE), 2);
+  testing::expect_chunkings_invariant(moe_model(TensorType::Q8_0, synth::Mix::kMXFP4_MOE), 2, 20);
 }
 
 TEST(MoeModel, F32BatchInvariantOnOneThread) {
-  expect_invariant(moe_model(TensorType::F32), 1);
+  testing::expect_chunkings_invariant(moe_model(TensorType::F32), 1, 20);
 }
 
 // gpt-oss: the 70-token prompt is longer than the window (20), so its windowed layers mask and
 // skip blocks, differently in each chunking, beside companions whose windows start elsewhere.
 TEST(MoeModel, GptOssQ8_0BatchInvariant) {
-  expect_invariant(gpt_oss_model(TensorType::Q8_0), 2);
+  testing::expect_chunkings_invariant(gpt_oss_model(TensorType::Q8_0), 2, 20);
 }
 
 TEST(MoeModel, GptOssQ4_K_MBatchInvariant) {
-  expect_invariant(gpt_oss_model(TensorType::Q4_K, synth::Mix::kQ4_K_M), 2);
+  testing::expect_chunkings_invariant(gpt_oss_model(TensorType::Q4_K, synth::Mix::kQ4_K_M), 2, 20);
 }
 
 TEST(MoeModel, GptOssF32BatchInvariantOnOneThread) {
-  expect_invariant(gpt_oss_model(TensorType::F32), 1);
+  testing::expect_chunkings_invariant(gpt_oss_model(TensorType::F32), 1, 20);
 }
 
 TEST(MoeModel, LoadsExpertsAndCountsOnlyTheUsedOnesPerToken) {
@@ -229,26 +223,6 @@ TEST(MoeModel, LoadsExpertsAndCountsOnlyTheUsedOnesPerToken) {
   EXPECT_EQ(w.matmul_params_per_token, 2 * per_layer + 256ull * h.n_vocab);
 }
 
-std::vector<float> first_logits(const std::string& path, bool interleave = true) {
-  engine::EngineOptions opts;
-  opts.threads = 2;
-  opts.interleave_weights = interleave;
-  auto eng = engine::load_llama_engine(path, opts);
-  engine::GenerateOptions g;
-  g.max_tokens = 0;
-  return engine::generate(*eng, testing::some_prompt(24, eng->info().n_vocab), g).first_logits;
-}
-
-double cosine(const std::vector<float>& a, const std::vector<float>& b) {
-  double ab = 0, aa = 0, bb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    ab += double(a[i]) * b[i];
-    aa += double(a[i]) * a[i];
-    bb += double(b[i]) * b[i];
-  }
-  return ab / std::sqrt(aa * bb);
-}
-
 // Every type `baton gguf synth` writes, as a qwen3moe, loads and follows the F32 model's logits
 // (closer with more bits; a wrongly laid out expert gives an unrelated model, cosine near 0).
 TEST(MoeModel, EveryWrittenTypeRuns) {
@@ -270,7 +244,7 @@ TEST(MoeModel, EveryWrittenTypeRuns) {
       {TensorType::Q6_K, Mix::kNone, 0.99},   {TensorType::IQ4_XS, Mix::kNone, 0.93},
       {TensorType::Q4_K, Mix::kQ4_K_M, 0.95}, {TensorType::MXFP4, Mix::kMXFP4_MOE, 0.97},
   };
-  const auto ref = first_logits(moe_model(TensorType::F32, Mix::kNone, true));
+  const auto ref = testing::first_logits(moe_model(TensorType::F32, Mix::kNone, true));
   for (const auto& c : cases) {
     // A mix's experts may have another type than its base (MXFP4_MOE: MXFP4 and Q8_0).
     const auto path =
@@ -279,10 +253,10 @@ TEST(MoeModel, EveryWrittenTypeRuns) {
     auto f = gguf::GgufFile::open(path);
     EXPECT_EQ(f->find_tensor("blk.0.ffn_up_exps.weight")->type, c.type) << what;
     EXPECT_EQ(f->find_tensor("blk.0.ffn_gate_inp.weight")->type, TensorType::F32) << what;
-    const auto logits = first_logits(path);
+    const auto logits = testing::first_logits(path);
     ASSERT_EQ(logits.size(), ref.size()) << what;
     for (float v : logits) ASSERT_TRUE(std::isfinite(v)) << what;
-    const double cos = cosine(ref, logits);
+    const double cos = testing::cosine(ref, logits);
     std::printf("[ measure  ] %s: cosine to F32 %.4f\n", what.c_str(), cos);
     EXPECT_GE(cos, c.min_cosine) << what;
   }
@@ -304,7 +278,8 @@ TEST(MoeModel, InterleavedExpertsKeepTheLogits) {
       EXPECT_EQ(moe.gate_up[e].data != nullptr, interleaved) << e;
       EXPECT_EQ(moe.down[e].interleave != 1, interleaved) << e;
     }
-    const auto plain = first_logits(path, false), tiled = first_logits(path, true);
+    const auto plain = testing::first_logits(path, 24, false),
+               tiled = testing::first_logits(path, 24, true);
     ASSERT_EQ(plain.size(), tiled.size());
     float scale = 1, worst = 0;
     for (size_t i = 0; i < plain.size(); ++i) {

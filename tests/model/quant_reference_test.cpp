@@ -27,19 +27,19 @@ using testing::logits_per_position;
 using testing::read_reference;
 using testing::Reference;
 
-struct Case {
+struct QuantCase {
   const char* file;  // synth-FILE.gguf and ref/synth-FILE.logits
   double bound;      // max |log-softmax difference| allowed, over every position and token
 };
 
-void PrintTo(const Case& c, std::ostream* os) {
+void PrintTo(const QuantCase& c, std::ostream* os) {
   *os << c.file;
 }
 
-class QuantReference : public ::testing::TestWithParam<Case> {};
+class QuantReference : public ::testing::TestWithParam<QuantCase> {};
 
 TEST_P(QuantReference, LogSoftmaxMatchesLlamaCpp) {
-  const Case c = GetParam();
+  const QuantCase c = GetParam();
   const std::string model_rel = std::string("models/quants/synth-") + c.file + ".gguf";
   const std::string ref_rel = std::string("models/quants/ref/synth-") + c.file + ".logits";
   BATON_REQUIRE_SHARED(model, model_rel);
@@ -80,7 +80,7 @@ TEST_P(QuantReference, LogSoftmaxMatchesLlamaCpp) {
 // and whatever runs beside it, as the synthetic models of synth_test.cpp do for the types
 // baton can write.
 TEST_P(QuantReference, BatchInvariant) {
-  const Case c = GetParam();
+  const QuantCase c = GetParam();
   const std::string model_rel = std::string("models/quants/synth-") + c.file + ".gguf";
   BATON_REQUIRE_SHARED(model, model_rel);
   testing::expect_file_batch_invariant(model.string(), c.file);
@@ -95,21 +95,21 @@ TEST_P(QuantReference, BatchInvariant) {
 // A weight decoding error would show far above these: llama.cpp's own logits for the
 // quantized files differ from its F32 ones by 0.13 (Q5_K_M) to 0.74 (Q2_K).
 INSTANTIATE_TEST_SUITE_P(Files, QuantReference,
-                         ::testing::Values(Case{"F32", 0.002},     // 0.00102
-                                           Case{"Q8_0", 0.024},    // 0.01798
-                                           Case{"Q6_K", 0.028},    // 0.02086
-                                           Case{"Q5_K_M", 0.030},  // 0.02246
-                                           Case{"Q5_K_S", 0.032},  // 0.02418
-                                           Case{"Q5_0", 0.026},    // 0.01972
-                                           Case{"Q4_K_M", 0.030},  // 0.02295
-                                           Case{"Q4_K_S", 0.029},  // 0.02181
-                                           Case{"Q4_1", 0.026},    // 0.01994
-                                           Case{"Q4_0", 0.024},    // 0.01883
-                                           Case{"IQ4_NL", 0.026},  // 0.01957
-                                           Case{"IQ4_XS", 0.030},  // 0.02254
-                                           Case{"Q3_K_M", 0.031},  // 0.02381
-                                           Case{"Q2_K", 0.036}),   // 0.02758
-                         [](const ::testing::TestParamInfo<Case>& i) { return i.param.file; });
+                         ::testing::Values(QuantCase{"F32", 0.002},     // 0.00102
+                                           QuantCase{"Q8_0", 0.024},    // 0.01798
+                                           QuantCase{"Q6_K", 0.028},    // 0.02086
+                                           QuantCase{"Q5_K_M", 0.030},  // 0.02246
+                                           QuantCase{"Q5_K_S", 0.032},  // 0.02418
+                                           QuantCase{"Q5_0", 0.026},    // 0.01972
+                                           QuantCase{"Q4_K_M", 0.030},  // 0.02295
+                                           QuantCase{"Q4_K_S", 0.029},  // 0.02181
+                                           QuantCase{"Q4_1", 0.026},    // 0.01994
+                                           QuantCase{"Q4_0", 0.024},    // 0.01883
+                                           QuantCase{"IQ4_NL", 0.026},  // 0.01957
+                                           QuantCase{"IQ4_XS", 0.030},  // 0.02254
+                                           QuantCase{"Q3_K_M", 0.031},  // 0.02381
+                                           QuantCase{"Q2_K", 0.036}),   // 0.02758
+                         [](const ::testing::TestParamInfo<QuantCase>& i) { return i.param.file; });
 
 }  // namespace
 }  // namespace baton

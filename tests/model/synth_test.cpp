@@ -48,19 +48,13 @@ std::string synth_model(const std::string& arch, gguf::TensorType type,
   return made[key] = path;
 }
 
-std::vector<int32_t> some_prompt(int n, int32_t n_vocab) {
-  std::vector<int32_t> p(n);
-  for (int i = 0; i < n; ++i) p[i] = static_cast<int32_t>((i * 37 + 11) % n_vocab);
-  return p;
-}
-
-void expect_invariant(const std::string& path, int threads, const std::string& kv = "f16") {
+void expect_invariant_with_kv(const std::string& path, int threads, const std::string& kv = "f16") {
   engine::EngineOptions opts;
   opts.threads = threads;
   opts.kv_type = kv;
   auto eng = engine::load_llama_engine(path, opts);
   eng->allocate_kv(2048);
-  const auto prompt = some_prompt(80, eng->info().n_vocab);
+  const auto prompt = testing::some_prompt(80, eng->info().n_vocab);
   testing::BlockAllocator alloc;
   const auto ref = testing::run_target(*eng, prompt, 0, 0, alloc, 1);
   ASSERT_EQ(ref.size(), static_cast<size_t>(eng->info().n_vocab));
@@ -78,19 +72,19 @@ void expect_invariant(const std::string& path, int threads, const std::string& k
 }
 
 TEST(SynthModel, LlamaQ8_0BatchInvariant) {
-  expect_invariant(synth_model("llama", gguf::TensorType::Q8_0), 2);
+  expect_invariant_with_kv(synth_model("llama", gguf::TensorType::Q8_0), 2);
 }
 
 TEST(SynthModel, LlamaQ4_KBatchInvariant) {
-  expect_invariant(synth_model("llama", gguf::TensorType::Q4_K), 2);
+  expect_invariant_with_kv(synth_model("llama", gguf::TensorType::Q4_K), 2);
 }
 
 TEST(SynthModel, Qwen2BatchInvariant) {
-  expect_invariant(synth_model("qwen2", gguf::TensorType::Q8_0), 2, "f32");
+  expect_invariant_with_kv(synth_model("qwen2", gguf::TensorType::Q8_0), 2, "f32");
 }
 
 TEST(SynthModel, Qwen3BatchInvariant) {
-  expect_invariant(synth_model("qwen3", gguf::TensorType::Q4_K), 2);
+  expect_invariant_with_kv(synth_model("qwen3", gguf::TensorType::Q4_K), 2);
 }
 
 TEST(SynthModel, ThreadCountDoesNotChangeLogits) {
@@ -102,7 +96,8 @@ TEST(SynthModel, ThreadCountDoesNotChangeLogits) {
     auto eng = engine::load_llama_engine(path, opts);
     engine::GenerateOptions g;
     g.max_tokens = 0;
-    logits.push_back(engine::generate(*eng, some_prompt(20, eng->info().n_vocab), g).first_logits);
+    logits.push_back(
+        engine::generate(*eng, testing::some_prompt(20, eng->info().n_vocab), g).first_logits);
   }
   EXPECT_TRUE(testing::bit_identical(logits[0], logits[1]));
   EXPECT_TRUE(testing::bit_identical(logits[0], logits[2]));
@@ -131,7 +126,7 @@ TEST(SynthModel, InterleavedWeightsKeepTheLogits) {
       eng->allocate_kv(64);
       testing::BlockAllocator alloc;
       logits.push_back(
-          testing::run_target(*eng, some_prompt(40, eng->info().n_vocab), 8, 2, alloc, 5));
+          testing::run_target(*eng, testing::some_prompt(40, eng->info().n_vocab), 8, 2, alloc, 5));
     }
     ASSERT_TRUE(kernels::has_tiles16(type));
     ASSERT_EQ(logits[0].size(), logits[1].size());
@@ -158,7 +153,7 @@ TEST(SynthModel, LongContextBatchInvariant) {
     opts.threads = threads;
     auto eng = engine::load_llama_engine(path, opts);
     eng->allocate_kv(1024);
-    const auto prompt = some_prompt(700, eng->info().n_vocab);
+    const auto prompt = testing::some_prompt(700, eng->info().n_vocab);
     testing::BlockAllocator alloc;
     if (ref.empty()) {
       ref = testing::run_target(*eng, prompt, 0, 0, alloc, 1);
@@ -180,7 +175,7 @@ TEST(SynthModel, CopyBlockCarriesThePrefix) {
   auto eng = engine::load_llama_engine(path, opts);
   eng->allocate_kv(16);
   const int32_t bs = eng->info().block_size;
-  const auto prompt = some_prompt(bs + 5, eng->info().n_vocab);
+  const auto prompt = testing::some_prompt(bs + 5, eng->info().n_vocab);
   // A: the whole prompt in blocks {0, 1}.
   engine::StepBatch b;
   b.seqs.push_back({1, 0, prompt, {0, 1}, true, {}});
@@ -226,25 +221,6 @@ TEST(SynthModel, BadBatchesThrowClearErrors) {
   EXPECT_THROW(eng->copy_block(0, 9, 1), std::runtime_error);
 }
 
-double cosine(const std::vector<float>& a, const std::vector<float>& b) {
-  double ab = 0, aa = 0, bb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    ab += double(a[i]) * b[i];
-    aa += double(a[i]) * a[i];
-    bb += double(b[i]) * b[i];
-  }
-  return ab / std::sqrt(aa * bb);
-}
-
-std::vector<float> first_logits(const std::string& path) {
-  engine::EngineOptions opts;
-  opts.threads = 2;
-  auto eng = engine::load_llama_engine(path, opts);
-  engine::GenerateOptions g;
-  g.max_tokens = 0;
-  return engine::generate(*eng, some_prompt(20, eng->info().n_vocab), g).first_logits;
-}
-
 // Every type and mix `baton gguf synth --type` writes with the quantizers added for it loads
 // and runs. The files hold the F32 model's weights quantized, so their logits follow the F32
 // model's, closer the more bits the type has (measured cosines in the comments; a weight
@@ -265,7 +241,7 @@ TEST(SynthModel, EveryWrittenTypeAndMixRuns) {
       {TensorType::IQ4_XS, Mix::kNone, 0.95}, {TensorType::Q3_K, Mix::kQ3_K_M, 0.85},
       {TensorType::Q4_K, Mix::kQ4_K_M, 0.94}, {TensorType::Q5_K, Mix::kQ5_K_M, 0.98},
   };
-  const auto ref = first_logits(synth_model("llama", TensorType::F32));
+  const auto ref = testing::first_logits(synth_model("llama", TensorType::F32), 20);
   for (const auto& c : cases) {
     const auto path = synth_model("llama", c.type, c.mix);
     const std::string what = path.substr(path.rfind('/') + 1);
@@ -292,10 +268,10 @@ TEST(SynthModel, EveryWrittenTypeAndMixRuns) {
         EXPECT_EQ(down1, TensorType::Q6_K) << what;
         break;
     }
-    const auto logits = first_logits(path);
+    const auto logits = testing::first_logits(path, 20);
     ASSERT_EQ(logits.size(), ref.size()) << what;
     for (float v : logits) ASSERT_TRUE(std::isfinite(v)) << what;
-    const double cos = cosine(ref, logits);
+    const double cos = testing::cosine(ref, logits);
     EXPECT_GE(cos, c.min_cosine) << what;
   }
 }

@@ -108,14 +108,8 @@ std::string gpt_oss_file(const std::filesystem::path& dir) {
   return path;
 }
 
-std::unique_ptr<engine::LlamaEngine> load(const std::string& path) {
-  engine::EngineOptions opts;
-  opts.threads = 2;
-  return engine::load_llama_engine(path, opts);
-}
-
 TEST(WindowedModel, BlocksHoldTheFullAttentionLayersOnly) {
-  auto eng = load(gpt_oss_file(testing::scratch_dir()));
+  auto eng = testing::load_engine(gpt_oss_file(testing::scratch_dir()), 2);
   const auto info = eng->info();
   // F16: 2 full layers x K and V x 2 KV heads x 32 dims x 16 positions x 2 bytes.
   EXPECT_EQ(info.kv_bytes_per_block, 2u * 2 * 2 * 32 * 16 * 2);
@@ -143,7 +137,7 @@ TEST(WindowedModel, BlocksHoldTheFullAttentionLayersOnly) {
 // ones of the sequence computed whole. A sequence that has no window KV is refused, not
 // computed over missing keys.
 TEST(WindowedModel, CheckpointsInsideAStepRestoreTheSameLogits) {
-  auto eng = load(gpt_oss_file(testing::scratch_dir()));
+  auto eng = testing::load_engine(gpt_oss_file(testing::scratch_dir()), 2);
   eng->allocate_kv(16);
   eng->allocate_state_slots(2);
   const auto p = testing::some_prompt(40, eng->info().n_vocab);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "pull/fake_hub.h"
+#include "support/read_file.h"
 #include "support/run_baton.h"
 #include "support/shared_files.h"
 
@@ -20,13 +21,6 @@ namespace {
 using testing::FakeHub;
 using testing::gguf_bytes;
 namespace fs = std::filesystem;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A port nothing listens on: bound, read back, closed.
 int free_port() {
@@ -53,7 +47,7 @@ class PullCli : public ::testing::Test {
                             cache_.string() + "' HF_TOKEN='" + token + "'";
     auto r =
         baton::testing::run_baton(args + " 2> '" + (dir_ / "err.txt").string() + "'", false, env);
-    err_ = slurp(dir_ / "err.txt");
+    err_ = baton::testing::read_file(dir_ / "err.txt");
     return r;
   }
 
@@ -70,7 +64,7 @@ TEST_F(PullCli, PrintsOnlyThePathOnStdoutAndPlainProgressOnStderr) {
   ASSERT_EQ(r.status, 0) << err_;
   const fs::path path = cache_ / "org/m-GGUF/m-Q4_K_M.gguf";
   EXPECT_EQ(r.output, path.string() + "\n");
-  EXPECT_EQ(slurp(path), bytes);
+  EXPECT_EQ(baton::testing::read_file(path), bytes);
   EXPECT_EQ(err_.find('\r'), std::string::npos) << err_;  // stderr is a file, not a terminal
   EXPECT_NE(err_.find("progress: 2.0 MiB / 2.0 MiB  100.0%"), std::string::npos) << err_;
   EXPECT_NE(err_.find("SHA-256 verified"), std::string::npos) << err_;
@@ -125,7 +119,7 @@ TEST_F(PullCli, ResumesWithinOneRunAfterADrop) {
   hub_.add("org/m", "m.gguf", bytes).drop_once = true;
   auto r = run("pull org/m/m.gguf");
   ASSERT_EQ(r.status, 0) << err_;
-  EXPECT_EQ(slurp(cache_ / "org/m/m.gguf"), bytes);
+  EXPECT_EQ(baton::testing::read_file(cache_ / "org/m/m.gguf"), bytes);
   EXPECT_NE(err_.find("interrupted at"), std::string::npos) << err_;
   EXPECT_EQ(hub_.seen("cdn", "GET").at(1).range, "bytes=50000-");
 }
@@ -153,7 +147,7 @@ TEST_F(PullCli, ServePullsAnHfModelFirst) {
                                       "' --byte-vocab --ctx 256 --threads 1")
                 .status,
             0);
-  hub_.add("org/tiny", "tiny.gguf", slurp(model));
+  hub_.add("org/tiny", "tiny.gguf", baton::testing::read_file(model));
   ::setenv("HF_ENDPOINT", hub_.endpoint().c_str(), 1);
   ::setenv("BATON_CACHE", cache_.c_str(), 1);
   const int port = free_port();
@@ -185,7 +179,8 @@ TEST_F(PullCli, ServePullsAnHfModelFirst) {
   ASSERT_TRUE(ready) << "baton serve -m hf:... never became healthy";
   ASSERT_TRUE(models);
   EXPECT_NE(models->body.find("\"tiny\""), std::string::npos) << models->body;
-  EXPECT_EQ(slurp(cache_ / "org/tiny/tiny.gguf"), slurp(model));
+  EXPECT_EQ(baton::testing::read_file(cache_ / "org/tiny/tiny.gguf"),
+            baton::testing::read_file(model));
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 

@@ -10,6 +10,7 @@
 #include "pull/fake_hub.h"
 #include "pull/part_file.h"
 #include "pull/pull.h"
+#include "support/read_file.h"
 #include "support/shared_files.h"
 
 namespace baton::pull {
@@ -18,13 +19,6 @@ namespace {
 using testing::FakeHub;
 using testing::gguf_bytes;
 namespace fs = std::filesystem;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 class PullTest : public ::testing::Test {
  protected:
@@ -68,7 +62,7 @@ TEST_F(PullTest, FollowsTheRedirectAndVerifiesTheHash) {
   hub_.add("org/model-GGUF", "model-Q4_K_M.gguf", bytes);
   fs::path got = pull("org/model-GGUF/model-Q4_K_M.gguf", o_);
   EXPECT_EQ(got, hub_path("org/model-GGUF/model-Q4_K_M.gguf"));
-  EXPECT_EQ(slurp(got), bytes);
+  EXPECT_EQ(baton::testing::read_file(got), bytes);
   EXPECT_FALSE(fs::exists(got.string() + ".part"));
   EXPECT_EQ(hub_.seen("hub", "GET").size(), 1u);
   EXPECT_EQ(hub_.seen("cdn", "GET").size(), 1u);
@@ -105,7 +99,7 @@ TEST_F(PullTest, ResumesAfterADroppedConnectionWithRange) {
   const std::string bytes = gguf_bytes(200000);
   hub_.add("o/m", "m.gguf", bytes).drop_once = true;
   fs::path got = pull("o/m/m.gguf", o_);
-  EXPECT_EQ(slurp(got), bytes);
+  EXPECT_EQ(baton::testing::read_file(got), bytes);
   auto cdn = hub_.seen("cdn", "GET");
   ASSERT_EQ(cdn.size(), 2u);
   EXPECT_EQ(cdn[0].range, "");
@@ -124,7 +118,7 @@ TEST_F(PullTest, ASecondRunResumesTheLeftoverPart) {
   EXPECT_EQ(fs::file_size(part), 100000u);
   EXPECT_FALSE(fs::exists(hub_path("o/m/m.gguf")));
   fs::path got = pull("o/m/m.gguf", o_);
-  EXPECT_EQ(slurp(got), bytes);
+  EXPECT_EQ(baton::testing::read_file(got), bytes);
   EXPECT_FALSE(fs::exists(part));
   auto cdn = hub_.seen("cdn", "GET");
   ASSERT_EQ(cdn.size(), 2u);
@@ -137,7 +131,8 @@ TEST_F(PullTest, ServerIgnoringRangeRestartsFromZero) {
   fs::create_directories(hub_path("o/m"));
   std::ofstream(hub_path("o/m/m.gguf.part"), std::ios::binary) << std::string(1000, 'x');
   fs::path got = pull("o/m/m.gguf", o_);
-  EXPECT_EQ(slurp(got), bytes);  // the stale 1000 bytes were dropped, not kept in front
+  EXPECT_EQ(baton::testing::read_file(got),
+            bytes);  // the stale 1000 bytes were dropped, not kept in front
   auto cdn = hub_.seen("cdn", "GET");
   ASSERT_EQ(cdn.size(), 1u);
   EXPECT_EQ(cdn[0].range, "bytes=1000-");
@@ -150,7 +145,7 @@ TEST_F(PullTest, A416ForACompletePartKeepsIt) {
   fs::create_directories(hub_path("o/m"));
   std::ofstream(hub_path("o/m/m.gguf.part"), std::ios::binary) << bytes;
   fs::path got = pull("o/m/m.gguf", o_);
-  EXPECT_EQ(slurp(got), bytes);
+  EXPECT_EQ(baton::testing::read_file(got), bytes);
   auto cdn = hub_.seen("cdn", "GET");
   ASSERT_EQ(cdn.size(), 1u);
   EXPECT_EQ(cdn[0].range, "bytes=50000-");
@@ -163,7 +158,7 @@ TEST_F(PullTest, A416ForAnOversizedPartStartsOver) {
   fs::create_directories(hub_path("o/m"));
   std::ofstream(hub_path("o/m/m.gguf.part"), std::ios::binary) << bytes << "extra";
   fs::path got = pull("o/m/m.gguf", o_);
-  EXPECT_EQ(slurp(got), bytes);
+  EXPECT_EQ(baton::testing::read_file(got), bytes);
   auto cdn = hub_.seen("cdn", "GET");
   ASSERT_EQ(cdn.size(), 2u);
   EXPECT_EQ(cdn[1].range, "");
@@ -225,12 +220,12 @@ TEST_F(PullTest, UrlsGetTheTokenOnlyOnTheHubsOrigin) {
   hub_.add("o/m", "m.gguf", bytes);
   o_.token = "hf_secret";
   fs::path got = pull(hub_.cdn_url_of("o/m", "m.gguf"), o_);
-  EXPECT_EQ(slurp(got), bytes);
+  EXPECT_EQ(baton::testing::read_file(got), bytes);
   EXPECT_EQ(got.parent_path().parent_path(),
             cache_ / "urls" / ("127.0.0.1_" + std::to_string(hub_.cdn_port())));
   EXPECT_EQ(hub_.seen("cdn", "GET").at(0).auth, "");
   got = pull(hub_.endpoint() + "/o/m/resolve/main/m.gguf", o_);
-  EXPECT_EQ(slurp(got), bytes);
+  EXPECT_EQ(baton::testing::read_file(got), bytes);
   EXPECT_EQ(hub_.seen("hub", "GET").at(0).auth, "Bearer hf_secret");
   EXPECT_EQ(hub_.seen("cdn", "GET").at(1).auth, "");
   EXPECT_NE(log().find("SHA-256 verified"), std::string::npos);  // X-Linked-ETag on URLs too
@@ -243,7 +238,7 @@ TEST_F(PullTest, QuantPicksFromTheListing) {
   o_.quant = "q8_0";
   fs::path got = pull("o/m-GGUF", o_);
   EXPECT_EQ(got, hub_path("o/m-GGUF/m-Q8_0.gguf"));
-  EXPECT_EQ(slurp(got), gguf_bytes(6000, 'c'));
+  EXPECT_EQ(baton::testing::read_file(got), gguf_bytes(6000, 'c'));
   EXPECT_EQ(hub_.seen("hub", "GET")[0].path, "/api/models/o/m-GGUF/tree/main");
   o_.quant = "Q5_K_M";
   std::string err = pull_error("o/m-GGUF");
@@ -263,14 +258,14 @@ TEST_F(PullTest, CachedCopyOfTheSameSizeIsKept) {
   EXPECT_NE(log().find("already in the cache"), std::string::npos) << log();
   hub_.add("o/m", "m.gguf", gguf_bytes(6000));  // the remote changed size: fetched again
   fs::path got = pull("o/m/m.gguf", o_);
-  EXPECT_EQ(slurp(got), gguf_bytes(6000));
+  EXPECT_EQ(baton::testing::read_file(got), gguf_bytes(6000));
   EXPECT_EQ(hub_.seen("cdn", "GET").size(), 2u);
 }
 
 TEST_F(PullTest, FileServedByTheHubItselfHasNoHashToCheck) {
   hub_.add("o/m", "small.gguf", gguf_bytes(2000)).lfs = false;
   fs::path got = pull("o/m/small.gguf", o_);
-  EXPECT_EQ(slurp(got), gguf_bytes(2000));
+  EXPECT_EQ(baton::testing::read_file(got), gguf_bytes(2000));
   EXPECT_NE(log().find("no published SHA-256"), std::string::npos) << log();
 }
 

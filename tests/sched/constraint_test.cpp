@@ -5,9 +5,9 @@
 
 #include <stdexcept>
 
-#include "support/fake_engine.h"
 #include "sched/harness.h"
 #include "sched/loop_core.h"
+#include "support/fake_engine.h"
 
 namespace baton::sched {
 namespace {
@@ -20,7 +20,7 @@ using testing::Outcome;
 
 constexpr int32_t kVocab = 256;
 
-SchedConfig config() {
+SchedConfig constraint_config() {
   SchedConfig c;
   c.parallel = 4;
   c.ctx = 8192;
@@ -71,7 +71,7 @@ Outcome run(LoopCore& core, RequestHandle& h, int max_steps = 1000) {
 
 TEST(TokenConstraint, EverySampledTokenIsAllowedAndAccepted) {
   FakeEngine eng;
-  LoopCore core(eng, config());
+  LoopCore core(eng, constraint_config());
   auto c = std::make_shared<ModuloConstraint>(5, 3);
   auto req = greedy(make_prompt(20, 1), 30);
   req.sampling.temperature = 1.0f;  // a draw, not only the argmax, stays inside the mask
@@ -87,7 +87,7 @@ TEST(TokenConstraint, EverySampledTokenIsAllowedAndAccepted) {
 
 TEST(TokenConstraint, ACompleteOutputEndsTheRequestInThatStep) {
   FakeEngine eng;
-  LoopCore core(eng, config());
+  LoopCore core(eng, constraint_config());
   auto c = std::make_shared<ModuloConstraint>(2, 0, 4);
   auto h = core.submit(constrained(greedy(make_prompt(10, 2), 100), c));
   Outcome o = run(core, *h);
@@ -100,7 +100,7 @@ TEST(TokenConstraint, ACompleteOutputEndsTheRequestInThatStep) {
 
 TEST(TokenConstraint, AMaskThatAllowsNothingFailsWithTheReason) {
   FakeEngine eng;
-  LoopCore core(eng, config());
+  LoopCore core(eng, constraint_config());
   auto h = core.submit(
       constrained(greedy(make_prompt(10, 3), 10), std::make_shared<ModuloConstraint>(1000, 999)));
   Outcome o = run(core, *h);
@@ -115,12 +115,12 @@ TEST(TokenConstraint, ABrokenConstraintFailsOnlyItsRequestAndRowsStayBatchInvari
   std::vector<int32_t> alone;
   {
     FakeEngine eng;
-    LoopCore core(eng, config());
+    LoopCore core(eng, constraint_config());
     auto h = core.submit(constrained(greedy(p1, 12), std::make_shared<ModuloConstraint>(3, 1)));
     alone = run(core, *h).tokens;
   }
   FakeEngine eng;
-  LoopCore core(eng, config());
+  LoopCore core(eng, constraint_config());
   auto h1 = core.submit(constrained(greedy(p1, 12), std::make_shared<ModuloConstraint>(3, 1)));
   auto h2 = core.submit(constrained(greedy(p2, 12), std::make_shared<Throwing>()));
   auto h3 = core.submit(greedy(make_prompt(15, 6), 12));

@@ -11,12 +11,12 @@
 #include <fstream>
 #include <thread>
 
-#include "support/fake_engine.h"
 #include "engine/llama_engine.h"
 #include "sched/driver.h"
 #include "sched/engine_loop.h"
 #include "sched/harness.h"
 #include "sched/loop_core.h"
+#include "support/fake_engine.h"
 #include "support/shared_files.h"
 
 namespace baton::sched {
@@ -33,7 +33,7 @@ engine::FakeEngineConfig recurrent_fake() {
   return e;
 }
 
-SchedConfig config() {
+SchedConfig hybrid_config() {
   SchedConfig c;
   c.parallel = 2;
   c.ctx = 1024;
@@ -66,7 +66,7 @@ int64_t computed(const FakeEngine& eng, uint64_t id) {
 // gets the reference tokens (a wrong state would fail the fake's checks or change them).
 TEST(HybridLoop, ResentConversationComputesOnlyWhatFollowsItsLastCheckpoint) {
   FakeEngine eng(recurrent_fake());
-  LoopCore core(eng, config());
+  LoopCore core(eng, hybrid_config());
   EXPECT_TRUE(core.config().prefix_cache);
   EXPECT_EQ(core.checkpoint_every(), 1) << "a small state is checkpointed at every block";
   Driver d(core);
@@ -107,7 +107,7 @@ TEST(HybridLoop, ResentConversationComputesOnlyWhatFollowsItsLastCheckpoint) {
 // full block; a resend computes at most 4 blocks more than a plain model would.
 TEST(HybridLoop, CheckpointsEveryNBlocksAndAtTheEndOfEachPrompt) {
   FakeEngine eng(recurrent_fake());
-  SchedConfig cfg = config();
+  SchedConfig cfg = hybrid_config();
   cfg.state_checkpoint_blocks = 4;
   LoopCore core(eng, cfg);
   Driver d(core);
@@ -135,7 +135,7 @@ TEST(HybridLoop, EvictedCheckpointsFallBackToAShallowerOneOrToTheStart) {
   engine::FakeEngineConfig e = recurrent_fake();
   e.state_bytes = (1 << 20) / 3;  // three checkpoints in 1 MB
   FakeEngine eng(e);
-  SchedConfig cfg = config();
+  SchedConfig cfg = hybrid_config();
   cfg.state_ram_mb = 1;
   LoopCore core(eng, cfg);
   ASSERT_EQ(core.state_store()->n_slots(), 3);
@@ -180,7 +180,7 @@ TEST(HybridLoop, EvictedCheckpointsFallBackToAShallowerOneOrToTheStart) {
 // its whole prompt and still gets the reference tokens.
 TEST(HybridLoop, NoStateBudgetMeansNoPrefixReuse) {
   FakeEngine eng(recurrent_fake());
-  SchedConfig cfg = config();
+  SchedConfig cfg = hybrid_config();
   cfg.state_ram_mb = 0;
   LoopCore core(eng, cfg);
   EXPECT_FALSE(core.config().prefix_cache);
@@ -202,7 +202,7 @@ TEST(HybridLoop, NoStateBudgetMeansNoPrefixReuse) {
 // its partial tail, past the last checkpoint a hybrid could use.
 TEST(HybridLoop, APlainModelReusesThePrefixAndItsTail) {
   FakeEngine eng(testing::small_blocks());
-  LoopCore core(eng, config());
+  LoopCore core(eng, hybrid_config());
   EXPECT_TRUE(core.config().prefix_cache);
   EXPECT_EQ(core.state_store(), nullptr);
   Driver d(core);
@@ -224,7 +224,7 @@ void settle_disk(Driver& d) {
 }
 
 SchedConfig disk_config(const std::string& dir) {
-  SchedConfig c = config();
+  SchedConfig c = hybrid_config();
   c.kv_disk_dir = dir;
   c.kv_disk_space_mb = 16;
   return c;
@@ -324,7 +324,7 @@ TEST(HybridLoop, DiskTierStaysOffWithoutCheckpoints) {
 TEST(HybridLoop, ParkedRequestsResumeExactly) {
   {
     FakeEngine eng(recurrent_fake());
-    SchedConfig c = config();
+    SchedConfig c = hybrid_config();
     c.parallel = 4;
     c.kv_ram_mb = 1;  // 16 blocks: 256 positions for four requests of 140
     LoopCore core(eng, c);
@@ -344,7 +344,7 @@ TEST(HybridLoop, ParkedRequestsResumeExactly) {
   for (int64_t park_ram_mb : {256, 0}) {
     SCOPED_TRACE(park_ram_mb ? "blocks kept pinned" : "blocks released");
     FakeEngine eng(recurrent_fake());
-    SchedConfig c = config();
+    SchedConfig c = hybrid_config();
     c.parallel = 1;
     c.ctx = 4096;
     c.preempt_min_tokens = 64;
@@ -398,7 +398,7 @@ TEST(HybridLoop, RealHybridModelAnswersAsWhenAlone) {
     p[0] = 1;
     ps.push_back(p);
   }
-  SchedConfig whole = config();
+  SchedConfig whole = hybrid_config();
   whole.parallel = 1;
   whole.prefill_chunk = 2048;
   std::vector<std::vector<int32_t>> solo;
@@ -411,7 +411,7 @@ TEST(HybridLoop, RealHybridModelAnswersAsWhenAlone) {
   auto second = next_turn(ps[0], solo[0], 9);
   for (int32_t& t : second) t %= n_vocab;
   const auto second_alone = run(whole, {{second}});
-  SchedConfig mixed = config();
+  SchedConfig mixed = hybrid_config();
   mixed.parallel = 4;
   mixed.prefill_chunk = 16;
   mixed.mixed_prefill_chunk = 5;
@@ -472,7 +472,7 @@ TEST(HybridLoop, RealHybridModelResumesAConversationFromACheckpointBitForBit) {
   };
   auto first = make_prompt(70, 4, n_vocab);
   first[0] = 1;
-  SchedConfig c = config();
+  SchedConfig c = hybrid_config();
   c.prefill_chunk = 24;  // chunks 0..24, 24..48, 48..70: the checkpoint at 64 is inside one
   std::vector<std::vector<int32_t>> turns;
   std::vector<Scored> warm;
@@ -501,7 +501,7 @@ TEST(HybridLoop, RealHybridModelResumesAConversationFromACheckpointBitForBit) {
   const int32_t expect_cached[] = {80, 64};
   for (size_t i = 0; i < turns.size(); ++i) {
     SCOPED_TRACE(i == 0 ? "second turn" : "branch");
-    SchedConfig whole = config();
+    SchedConfig whole = hybrid_config();
     whole.prefill_chunk = 2048;
     EngineLoop loop(*eng, whole);
     loop.start();

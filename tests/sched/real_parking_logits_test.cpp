@@ -21,7 +21,7 @@ using testing::greedy;
 using testing::make_prompt;
 
 constexpr int32_t kLongPrompt = 400;
-constexpr int32_t kMaxTokens = 12;
+constexpr int32_t kDecodeTokens = 12;
 
 // Forwards everything to the real engine and records, per request, the logits it returned and
 // the chunks it ran.
@@ -110,7 +110,7 @@ std::optional<RequestStatus> status_of(const LoopCore& core, uint64_t id) {
 Recorded run(engine::Engine& eng, const Variant& v, const std::vector<int32_t>& prompt) {
   RecordingEngine rec(eng);
   LoopCore core(rec, one_slot(v.park_ram_mb));
-  auto big = core.submit(greedy(prompt, kMaxTokens));
+  auto big = core.submit(greedy(prompt, kDecodeTokens));
   std::shared_ptr<RequestHandle> small;
   testing::Outcome big_out, small_out;
   Recorded r;
@@ -182,8 +182,8 @@ TEST(RealEngineParking, ThreeParksKeptDroppedOrPartlyEvictedGiveBitIdenticalLogi
   prompt[0] = 1;
 
   const Recorded alone = run(*eng, {"alone", 0, {}, Resume::Unparked}, prompt);
-  ASSERT_EQ(alone.tokens.size(), static_cast<size_t>(kMaxTokens));
-  ASSERT_EQ(alone.logits.size(), static_cast<size_t>(kMaxTokens));  // final chunk + decodes
+  ASSERT_EQ(alone.tokens.size(), static_cast<size_t>(kDecodeTokens));
+  ASSERT_EQ(alone.logits.size(), static_cast<size_t>(kDecodeTokens));  // final chunk + decodes
   ASSERT_EQ(alone.parks, 0);
 
   const std::vector<ShortRequest> tiny = {{72, 12, 12}, {168, 12, 12}, {264, 12, 12}};

@@ -4,9 +4,9 @@
 
 #include <stdexcept>
 
-#include "support/fake_engine.h"
 #include "sched/harness.h"
 #include "sched/loop_core.h"
+#include "support/fake_engine.h"
 
 namespace baton::sched {
 namespace {
@@ -18,7 +18,7 @@ using testing::make_prompt;
 using testing::Outcome;
 using testing::steps_with;
 
-SchedConfig config() {
+SchedConfig stop_config() {
   SchedConfig c;
   c.parallel = 4;
   c.ctx = 8192;
@@ -65,7 +65,7 @@ GenerateRequest with_stop(GenerateRequest r, std::shared_ptr<StopCondition> stop
 
 TEST(StopCondition, FiresOnTheNthTokenAndEndsTheRequestInThatStep) {
   FakeEngine eng;
-  LoopCore core(eng, config());
+  LoopCore core(eng, stop_config());
   const auto prompt = make_prompt(10, 1);
   auto cond = std::make_shared<NthToken>(5);
   auto h = core.submit(with_stop(greedy(prompt, 100), cond));
@@ -90,7 +90,7 @@ TEST(StopCondition, FiresOnTheNthTokenAndEndsTheRequestInThatStep) {
 
 TEST(StopCondition, FiringOnTheFirstTokenEndsRightAfterPrefill) {
   FakeEngine eng;
-  LoopCore core(eng, config());
+  LoopCore core(eng, stop_config());
   auto h = core.submit(with_stop(greedy(make_prompt(40, 2), 100), std::make_shared<NthToken>(1)));
   Outcome o = run(core, *h);
   EXPECT_EQ(o.tokens.size(), 1u);
@@ -100,7 +100,7 @@ TEST(StopCondition, FiringOnTheFirstTokenEndsRightAfterPrefill) {
 
 TEST(StopCondition, StopOnTheLastAllowedTokenReadsAsStop) {
   FakeEngine eng;
-  LoopCore core(eng, config());
+  LoopCore core(eng, stop_config());
   auto h = core.submit(with_stop(greedy(make_prompt(10, 3), 4), std::make_shared<NthToken>(4)));
   Outcome o = run(core, *h);
   EXPECT_EQ(o.tokens.size(), 4u);
@@ -111,7 +111,7 @@ TEST(StopCondition, NeverFiringLeavesLengthAndEndOfGenerationAlone) {
   engine::FakeEngineConfig fc;
   fc.n_vocab = 5;  // EOG (2) comes up often
   FakeEngine eng(fc);
-  LoopCore core(eng, config());
+  LoopCore core(eng, stop_config());
   const std::vector<int32_t> prompt{3, 4, 3};
   const auto ref = eng.reference(prompt, 50, false);
   ASSERT_EQ(ref.back(), 2) << "pick a prompt whose reference hits EOG";
@@ -129,7 +129,7 @@ TEST(StopCondition, NeverFiringLeavesLengthAndEndOfGenerationAlone) {
 
 TEST(StopCondition, OnlyItsOwnRequestStops) {
   FakeEngine eng;
-  LoopCore core(eng, config());
+  LoopCore core(eng, stop_config());
   auto stopped =
       core.submit(with_stop(greedy(make_prompt(10, 5), 30), std::make_shared<NthToken>(3)));
   auto other = core.submit(greedy(make_prompt(12, 6), 30));
@@ -147,7 +147,7 @@ TEST(StopCondition, OnlyItsOwnRequestStops) {
 
 TEST(StopCondition, AThrowingConditionFailsOnlyItsRequest) {
   FakeEngine eng;
-  LoopCore core(eng, config());
+  LoopCore core(eng, stop_config());
   auto h = core.submit(with_stop(greedy(make_prompt(10, 7), 30), std::make_shared<Throws>()));
   Outcome o = run(core, *h);
   EXPECT_EQ(o.final.reason, FinishReason::Failed);

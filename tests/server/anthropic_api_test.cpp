@@ -305,12 +305,6 @@ httplib::Result post(httplib::Client& c, const std::string& path, const json& bo
   return c.Post(path.c_str(), headers, body.dump(), "application/json");
 }
 
-// The default transcript template (the fake vocabulary has no <|im_start|>).
-std::string plain_prompt(const std::string& user_text, const std::string& system = "") {
-  std::string p = system.empty() ? "" : "System: " + system + "\n";
-  return p + "User: " + user_text + "\nAssistant:";
-}
-
 void expect_anthropic_error(const httplib::Result& r, int status, const std::string& type,
                             const std::string& context) {
   ASSERT_TRUE(r) << context;

@@ -79,7 +79,7 @@ TEST(ForcedCallSampling, EveryFormatParsesBackAtEveryBudgetFromTheShortestCallUp
       const int32_t budget = shortest + seed * 3 * shortest / (kSeeds - 1);
       grammar::TokenMatcher tm(g, vocab);
       tm.limit_tokens(budget);
-      const std::string text = testing::sample_in_grammar(tm, *vocab, budget, rng);
+      const std::string text = baton::testing::sample_in_grammar(tm, *vocab, budget, rng);
       const std::string why = judge(*format, text);
       if (!why.empty() && ++failed <= 2) {
         ADD_FAILURE() << name << " seed " << seed << " budget " << budget << ": " << why << "\n"

@@ -10,15 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-httplib::Result post(httplib::Client& c, const std::string& path, const json& body) {
-  return c.Post(path.c_str(), body.dump(), "application/json");
-}
-
-std::string plain_prompt(const std::string& user) {
-  // The default transcript template (the fake vocabulary has no <|im_start|>).
-  return "User: " + user + "\nAssistant:";
-}
-
 TEST(HttpApi, HealthIs503UntilTheModelIsAttached) {
   FixtureOptions o;
   o.attach = false;

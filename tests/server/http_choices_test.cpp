@@ -13,10 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-httplib::Result post(httplib::Client& c, const std::string& path, const json& body) {
-  return c.Post(path.c_str(), body.dump(), "application/json");
-}
-
 json chat_body(int n, int max_tokens, uint64_t seed) {
   return {{"messages", json::array({{{"role", "user"}, {"content", std::string(90, 'q')}}})},
           {"n", n},

@@ -12,8 +12,6 @@ namespace {
 
 using sched::RequestState;
 
-const char* kText = "/v1/completions";
-
 uint64_t cancelled(ServerHarness& h) {
   auto m = h.loop().metrics();
   auto it = m.requests_total.find("cancelled");

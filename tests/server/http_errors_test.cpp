@@ -15,8 +15,6 @@ using baton::testing::kPromptWait;
 using baton::testing::wait_until;
 using nlohmann::json;
 
-const char* kChat = "/v1/chat/completions";
-const char* kText = "/v1/completions";
 const std::string kMsgs = R"("messages":[{"role":"user","content":"hi"}])";
 
 struct BadCase {

@@ -11,10 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-httplib::Result post(httplib::Client& c, const std::string& path, const json& body) {
-  return c.Post(path.c_str(), body.dump(), "application/json");
-}
-
 std::string text_of(const httplib::Result& r) {
   EXPECT_TRUE(r);
   if (!r) return "";

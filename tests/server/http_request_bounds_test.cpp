@@ -14,10 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-httplib::Result post(httplib::Client& c, const std::string& path, const json& body) {
-  return c.Post(path.c_str(), body.dump(), "application/json");
-}
-
 void expect_400(const httplib::Result& r, const std::string& param, const std::string& needle) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400) << r->body.substr(0, 300);

@@ -331,14 +331,6 @@ TEST(ResponsesWriter, AnswerJson) {
 
 // ---- the route, over real sockets ----
 
-httplib::Result post(httplib::Client& c, const std::string& path, const json& body) {
-  return c.Post(path.c_str(), body.dump(), "application/json");
-}
-
-std::string plain_prompt(const std::string& user) {
-  return "User: " + user + "\nAssistant:";  // the default transcript template
-}
-
 // Every streamed event type the Responses API publishes that this server may send.
 const std::set<std::string>& published_types() {
   static const std::set<std::string> t = {"response.created",

@@ -11,11 +11,11 @@
 #include <string>
 #include <thread>
 
-#include "support/fake_engine.h"
 #include "sched/engine_loop.h"
 #include "server/backend.h"
 #include "server/http_server.h"
 #include "server/text_codec.h"
+#include "support/fake_engine.h"
 
 namespace baton::server::testing {
 
@@ -158,6 +158,22 @@ inline void expect_error_shape(const std::string& body, const std::string& conte
   EXPECT_TRUE(e["type"].is_string()) << context;
   EXPECT_TRUE(e.contains("param")) << context;
   EXPECT_TRUE(e.contains("code")) << context;
+}
+
+inline constexpr const char* kChat = "/v1/chat/completions";
+inline constexpr const char* kText = "/v1/completions";
+
+// POSTs `body` as JSON.
+inline httplib::Result post(httplib::Client& c, const std::string& path, const nlohmann::json& body,
+                            const httplib::Headers& headers = {}) {
+  return c.Post(path.c_str(), headers, body.dump(), "application/json");
+}
+
+// What the default transcript template renders for one user turn (the fake vocabulary has no
+// <|im_start|>), with an optional system prompt.
+inline std::string plain_prompt(const std::string& user, const std::string& system = "") {
+  std::string p = system.empty() ? "" : "System: " + system + "\n";
+  return p + "User: " + user + "\nAssistant:";
 }
 
 }  // namespace baton::server::testing

@@ -7,23 +7,17 @@
 #include <sstream>
 
 #include "gguf/gguf_file.h"
+#include "support/read_file.h"
 #include "support/shared_files.h"
 #include "tokenizer/tokenizer.h"
 
 namespace baton::tokenizer {
 namespace {
 
-std::string read_all(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Cases are joined by "\n__ggml_vocab_test__\n" and the file ends with one (test-tokenizer-0).
 std::vector<std::string> read_cases(const std::filesystem::path& p) {
   const std::string sep = "\n__ggml_vocab_test__\n";
-  const std::string all = read_all(p);
+  const std::string all = baton::testing::read_file(p);
   std::vector<std::string> cases;
   size_t pos = 0;
   for (size_t hit; (hit = all.find(sep, pos)) != std::string::npos; pos = hit + sep.size()) {
@@ -34,7 +28,7 @@ std::vector<std::string> read_cases(const std::filesystem::path& p) {
 
 std::vector<std::vector<int32_t>> read_expected(const std::filesystem::path& p) {
   std::vector<std::vector<int32_t>> out;
-  std::istringstream in(read_all(p));
+  std::istringstream in(baton::testing::read_file(p));
   for (std::string line; std::getline(in, line);) {
     std::istringstream ls(line);
     std::vector<int32_t> ids;

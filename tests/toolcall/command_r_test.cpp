@@ -11,14 +11,14 @@ using testing::expect_call;
 using testing::parse_streamed;
 using testing::round_trip;
 
-std::unique_ptr<OutputFormat> make() {
+std::unique_ptr<OutputFormat> command_r_format() {
   FormatContext ctx;
   ctx.tools = testing::round_trip_tools();
   return make_format("command-r", ctx);
 }
 
 TEST(CommandRFormat, ActionFence) {
-  auto f = make();
+  auto f = command_r_format();
   ASSERT_TRUE(f);
   auto out =
       parse_streamed(*f,
@@ -33,7 +33,7 @@ TEST(CommandRFormat, ActionFence) {
 }
 
 TEST(CommandRFormat, StartActionWithThinkingAndResponse) {
-  auto f = make();
+  auto f = command_r_format();
   auto out = parse_streamed(*f,
                             "<|START_THINKING|>Need the weather.<|END_THINKING|><|START_ACTION|>[\n"
                             "    {\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", "
@@ -49,7 +49,7 @@ TEST(CommandRFormat, StartActionWithThinkingAndResponse) {
 }
 
 TEST(CommandRFormat, MalformedListsAreContent) {
-  auto f = make();
+  auto f = command_r_format();
   std::string bad = "<|START_ACTION|>[{\"tool_name\": \"get_weather\", \"parameters\": ";
   auto out = f->parse(bad, true);
   EXPECT_TRUE(out.calls.empty());
@@ -60,7 +60,7 @@ TEST(CommandRFormat, MalformedListsAreContent) {
 }
 
 TEST(CommandRFormat, RoundTrips) {
-  auto f = make();
+  auto f = command_r_format();
   testing::RoundTrip plus{"CohereForAI-c4ai-command-r-plus-tool_use.json",
                           {"<|START_OF_TURN_TOKEN|>", "<|END_OF_TURN_TOKEN|>"}};
   plus.starts_after = "<|CHATBOT_TOKEN|>";

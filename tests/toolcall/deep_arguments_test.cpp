@@ -22,7 +22,7 @@ std::string deep_object(int depth = kHostileDepth) {
   return "{\"a\": " + nested(depth) + "}";
 }
 
-std::unique_ptr<OutputFormat> make(std::string_view name) {
+std::unique_ptr<OutputFormat> deep_format(std::string_view name) {
   FormatContext ctx;
   ctx.tools = testing::round_trip_tools();
   auto f = make_format(name, ctx);
@@ -35,7 +35,7 @@ std::unique_ptr<OutputFormat> make(std::string_view name) {
 // the arguments, where the format parses them together (Command R's list of calls).
 void expect_refused_deep(std::string_view name, const std::string& before, const std::string& after,
                          int levels_around = 0) {
-  auto f = make(name);
+  auto f = deep_format(name);
   const std::string text = before + deep_object() + after;
   ParsedOutput out = f->parse(text, true);
   EXPECT_TRUE(out.calls.empty()) << name;
@@ -83,7 +83,7 @@ TEST(DeepArguments, KimiK3JsonBlock) {
 // A parameter of an XML-like call is converted to JSON by itself: too deep, it stays the text
 // it was, as a string.
 TEST(DeepArguments, XmlParameterStaysAString) {
-  auto f = make("qwen3-coder");
+  auto f = deep_format("qwen3-coder");
   const std::string value = nested(kHostileDepth);
   ParsedOutput out = f->parse("<tool_call>\n<function=get_weather>\n<parameter=where>\n" + value +
                                   "\n</parameter>\n</function>\n</tool_call>",
@@ -110,7 +110,7 @@ TEST(DeepArguments, NoFormatReturnsDeeperArguments) {
   };
   size_t parses = 0;
   for (const auto& name : format_names()) {
-    auto f = make(name);
+    auto f = deep_format(name);
     ASSERT_TRUE(f) << name;
     std::vector<std::string> openers = f->markers();
     openers.push_back(f->call_trigger());

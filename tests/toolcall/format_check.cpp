@@ -184,6 +184,13 @@ void expect_monotonic(const OutputFormat& format, std::string_view text, CheckOp
   EXPECT_EQ(problem, "") << "the final parse contradicts the last non-final one";
 }
 
+void expect_malformed(const OutputFormat& format, const std::string& text) {
+  ParsedOutput p = format.parse(text, true);
+  EXPECT_EQ(p.content, text);
+  EXPECT_TRUE(p.calls.empty()) << text;
+  expect_monotonic(format, text, {.markup_is_content = true});
+}
+
 void expect_parses(const OutputFormat& format, std::string_view text, const ParsedOutput& expected,
                    CheckOptions options) {
   ParsedOutput whole = format.parse(text, true);

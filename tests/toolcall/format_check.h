@@ -40,6 +40,10 @@ void expect_streams(const OutputFormat* format, const ReasoningOptions& reasonin
 // Only the monotonicity check (c).
 void expect_monotonic(const OutputFormat& format, std::string_view text, CheckOptions options = {});
 
+// A malformed call: streaming may already have shown it (OutputParser never takes a delta
+// back), so only the final parse must return it raw as content, with no call.
+void expect_malformed(const OutputFormat& format, const std::string& text);
+
 // A ParsedOutput for expectations: call(name, R"({"a": 1})") etc.
 ToolCall call(std::string name, std::string arguments, std::string id = "");
 ParsedOutput output(std::string content, std::vector<ToolCall> calls = {},

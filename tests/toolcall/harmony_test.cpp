@@ -11,12 +11,12 @@ namespace {
 using testing::expect_call;
 using testing::parse_streamed;
 
-std::unique_ptr<OutputFormat> make() {
+std::unique_ptr<OutputFormat> harmony_format() {
   return make_format("gpt-oss", {});
 }
 
 TEST(HarmonyFormat, AnalysisThenCall) {
-  auto f = make();
+  auto f = harmony_format();
   ASSERT_TRUE(f);
   auto out = parse_streamed(
       *f,
@@ -30,7 +30,7 @@ TEST(HarmonyFormat, AnalysisThenCall) {
 }
 
 TEST(HarmonyFormat, RecipientBeforeChannelAndTwoCalls) {
-  auto f = make();
+  auto f = harmony_format();
   auto out = parse_streamed(
       *f,
       "<|channel|>commentary<|message|>Checking both.<|end|>"
@@ -44,7 +44,7 @@ TEST(HarmonyFormat, RecipientBeforeChannelAndTwoCalls) {
 }
 
 TEST(HarmonyFormat, FinalAnswer) {
-  auto f = make();
+  auto f = harmony_format();
   auto out = parse_streamed(*f,
                             "<|channel|>analysis<|message|>Easy.<|end|><|start|>assistant"
                             "<|channel|>final<|message|>It is 21 °C in Paris.<|return|>");
@@ -54,7 +54,7 @@ TEST(HarmonyFormat, FinalAnswer) {
 }
 
 TEST(HarmonyFormat, StreamingAndMalformed) {
-  auto f = make();
+  auto f = harmony_format();
   auto p = f->parse("<|channel|>final<|message|>Hel<|en", false);
   EXPECT_EQ(p.content, "Hel");
   p = f->parse("<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"c",

@@ -12,12 +12,12 @@ using testing::expect_call;
 using testing::parse_streamed;
 using testing::round_trip;
 
-std::unique_ptr<OutputFormat> make(std::string_view name) {
+std::unique_ptr<OutputFormat> json_args_format(std::string_view name) {
   return testing::make_with_tools(name, testing::round_trip_tools());
 }
 
 TEST(KimiK2Format, SectionOfCalls) {
-  auto f = make("kimi-k2");
+  auto f = json_args_format("kimi-k2");
   auto out = parse_streamed(
       *f,
       "Let me see.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
@@ -33,7 +33,7 @@ TEST(KimiK2Format, SectionOfCalls) {
 }
 
 TEST(KimiK2Format, StreamsArgumentsAndRejectsBadJson) {
-  auto f = make("kimi-k2");
+  auto f = json_args_format("kimi-k2");
   auto p = f->parse(
       "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
       "<|tool_call_argument_begin|>{\"city\": \"Par",
@@ -50,12 +50,12 @@ TEST(KimiK2Format, StreamsArgumentsAndRejectsBadJson) {
 }
 
 TEST(KimiK2Format, RoundTrip) {
-  auto f = make("kimi-k2");
+  auto f = json_args_format("kimi-k2");
   round_trip(*f, {"moonshotai-Kimi-K2.json", {"<|im_end|>"}});
 }
 
 TEST(FunctionaryFormat, CallsAndContent) {
-  auto f = make("functionary");
+  auto f = json_args_format("functionary");
   auto out = parse_streamed(*f,
                             "Checking 🌦<function=get_weather>{\"city\": \"Lyon\"}</function>"
                             "<function=search_files>{\"pattern\": \"<function=x>\"}</function>");
@@ -74,12 +74,12 @@ TEST(FunctionaryFormat, CallsAndContent) {
 }
 
 TEST(FunctionaryFormat, RoundTrip) {
-  auto f = make("functionary");
+  auto f = json_args_format("functionary");
   round_trip(*f, {"meetkai-functionary-medium-v3.1.json", {"<|eom_id|>", "<|eot_id|>"}});
 }
 
 TEST(SolarOpenFormat, RoundTrip) {
-  auto f = make("solar-open");
+  auto f = json_args_format("solar-open");
   auto out = parse_streamed(*f,
                             "<|tool_calls|><|tool_call:begin|>c1<|tool_call:name|>get_weather"
                             "<|tool_call:args|>{}<|tool_call:end|><|calls|>");

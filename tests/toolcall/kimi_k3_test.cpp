@@ -16,7 +16,7 @@ using testing::RoundTripCall;
 using testing::RoundTripOptions;
 using testing::weather_calls;
 
-std::unique_ptr<OutputFormat> make() {
+std::unique_ptr<OutputFormat> kimi_k3_format() {
   return testing::make_with_tools("kimi-k3", testing::weather_tool());
 }
 
@@ -38,7 +38,7 @@ std::string tools(const std::string& calls) {
 const std::string kThought = "Hmm.<|close|>think<|sep|>";
 
 TEST(KimiK3Format, ContentAroundACall) {
-  auto f = make();
+  auto f = kimi_k3_format();
   expect_parses(
       *f,
       kThought + "<|open|>response<|sep|>Let me check.<|close|>response<|sep|>" +
@@ -62,7 +62,7 @@ TEST(KimiK3Format, PromptThatOpensTheResponseChannel) {
 }
 
 TEST(KimiK3Format, TwoCallsTypedByAttribute) {
-  auto f = make();
+  auto f = kimi_k3_format();
   expect_parses(
       *f,
       "<|open|>response<|sep|><|close|>response<|sep|>" +
@@ -78,7 +78,7 @@ TEST(KimiK3Format, TwoCallsTypedByAttribute) {
 }
 
 TEST(KimiK3Format, JsonBlockAndNoArguments) {
-  auto f = make();
+  auto f = kimi_k3_format();
   expect_parses(*f,
                 kThought + tools(tool_call("a",
                                            "<|open|>json type=\"object\"<|sep|>{\"k\": 1}"
@@ -88,7 +88,7 @@ TEST(KimiK3Format, JsonBlockAndNoArguments) {
 }
 
 TEST(KimiK3Format, StreamsStringValuesAcrossSplitMarkers) {
-  auto f = make();
+  auto f = kimi_k3_format();
   std::string head = kThought + "<|open|>tools<|sep|><|open|>call tool=\"get_weather\"<|sep|>";
   auto p = f->parse(head + "<|open|>argument key=\"city\" type=\"string\"<|sep|>Pa<|clo", false);
   ASSERT_EQ(p.calls.size(), 1u);
@@ -104,7 +104,7 @@ TEST(KimiK3Format, StreamsStringValuesAcrossSplitMarkers) {
 }
 
 TEST(KimiK3Format, MalformedCallsAreContent) {
-  auto f = make();
+  auto f = kimi_k3_format();
   for (const std::string& text : std::vector<std::string>{
            tools("<|open|>call tool=\"f\"<|sep|>" + arg("a", "string", "x")),
            "<|open|>tools<|sep|><|open|>call tool=\"f\"<|sep|><|open|>argument key=\"a\"<|sep|>x",

@@ -16,18 +16,11 @@ using testing::RoundTripCall;
 using testing::RoundTripOptions;
 using testing::weather_calls;
 
-std::unique_ptr<OutputFormat> make(std::string_view name) {
+std::unique_ptr<OutputFormat> loose_format(std::string_view name) {
   return testing::make_with_tools(name);
 }
 
-// A malformed call: streaming may already have shown it (OutputParser never takes a delta
-// back), so only the final parse must return it raw as content.
-void expect_malformed(const OutputFormat& f, const std::string& text) {
-  ParsedOutput p = f.parse(text, true);
-  EXPECT_EQ(p.content, text);
-  EXPECT_TRUE(p.calls.empty()) << text;
-  testing::expect_monotonic(f, text, {.markup_is_content = true});
-}
+using testing::expect_malformed;
 
 // Values of every type, as the round trips send them.
 std::vector<RoundTripCall> typed_calls() {
@@ -41,7 +34,7 @@ std::vector<RoundTripCall> typed_calls() {
 }
 
 TEST(Gemma4Format, ContentAroundCalls) {
-  auto f = make("gemma4");
+  auto f = loose_format("gemma4");
   expect_parses(
       *f,
       "Let me check.\n<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,days:3}"
@@ -52,7 +45,7 @@ TEST(Gemma4Format, ContentAroundCalls) {
 }
 
 TEST(Gemma4Format, TypedAndNestedValues) {
-  auto f = make("gemma4");
+  auto f = loose_format("gemma4");
   expect_parses(*f,
                 "<|tool_call>call:f{a:true,b:null,c:-2.5e3,d:{e:[1,<|\"|>x<|\"|>,{}]},"
                 "<|\"|>quoted key<|\"|>:[]}<tool_call|>",
@@ -62,14 +55,14 @@ TEST(Gemma4Format, TypedAndNestedValues) {
 }
 
 TEST(Gemma4Format, ThoughtChannelIsReasoning) {
-  auto f = make("gemma4");
+  auto f = loose_format("gemma4");
   expect_parses(*f, "<|channel>thought\nThe user wants weather.\n<channel|>It is sunny.",
                 output("It is sunny.", {}, "The user wants weather."));
   expect_parses(*f, "<|channel>thought\nstill thinking", output("", {}, "still thinking"));
 }
 
 TEST(Gemma4Format, StreamsStringsAndHoldsMarkers) {
-  auto f = make("gemma4");
+  auto f = loose_format("gemma4");
   auto p = f->parse("Hi <|tool_call>call:get_weather{city:<|\"|>Par<|\"", false);
   EXPECT_EQ(p.content, "Hi");
   ASSERT_EQ(p.calls.size(), 1u);
@@ -86,7 +79,7 @@ TEST(Gemma4Format, StreamsStringsAndHoldsMarkers) {
 }
 
 TEST(Gemma4Format, MalformedCallsAreContent) {
-  auto f = make("gemma4");
+  auto f = loose_format("gemma4");
   for (std::string text :
        {"<|tool_call>call:f{a:<|\"|>x<|\"|>", "<|tool_call>call:f{a:@}<tool_call|>",
         "<|tool_call>call:f{a:1}", "<|tool_call>nope<tool_call|>"}) {
@@ -105,7 +98,7 @@ TEST(Gemma4Format, RoundTrips) {
 }
 
 TEST(PythonicFormat, ContentAroundCalls) {
-  auto f = make("lfm2");
+  auto f = loose_format("lfm2");
   expect_parses(
       *f,
       "Let me check.\n<|tool_call_start|>[get_weather(city='Paris', days=3), "
@@ -117,7 +110,7 @@ TEST(PythonicFormat, ContentAroundCalls) {
 }
 
 TEST(PythonicFormat, LiteralsAndEscapes) {
-  auto f = make("lfm2");
+  auto f = loose_format("lfm2");
   // Single-quoted strings are the template's unescaped text: only quotes and backslashes escape.
   expect_parses(*f,
                 "<|tool_call_start|>[f(a='it\\'s \\n', b=[1, 'x', {\"k\": [False]}], c=-0.5,)]"
@@ -127,7 +120,7 @@ TEST(PythonicFormat, LiteralsAndEscapes) {
 }
 
 TEST(PythonicFormat, StreamsStrings) {
-  auto f = make("lfm2");
+  auto f = loose_format("lfm2");
   auto p = f->parse("<|tool_call_start|>[get_weather(city='Par", false);
   ASSERT_EQ(p.calls.size(), 1u);
   EXPECT_EQ(p.calls[0].arguments, R"({"city": "Par)");
@@ -137,7 +130,7 @@ TEST(PythonicFormat, StreamsStrings) {
 }
 
 TEST(PythonicFormat, MalformedCallsAreContent) {
-  auto f = make("lfm2");
+  auto f = loose_format("lfm2");
   for (std::string text :
        {"<|tool_call_start|>[f('positional')]<|tool_call_end|>",
         "<|tool_call_start|>[f(a=1]<|tool_call_end|>", "<|tool_call_start|>[f(a=1)]",

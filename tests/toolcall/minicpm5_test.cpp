@@ -16,21 +16,14 @@ using testing::RoundTripCall;
 using testing::RoundTripOptions;
 using testing::weather_calls;
 
-std::unique_ptr<OutputFormat> make() {
+std::unique_ptr<OutputFormat> minicpm5_format() {
   return testing::make_with_tools("minicpm5", testing::weather_tool());
 }
 
-// A malformed call: streaming may already have shown it (OutputParser never takes a delta
-// back), so only the final parse must return it raw as content.
-void expect_malformed(const OutputFormat& f, const std::string& text) {
-  ParsedOutput p = f.parse(text, true);
-  EXPECT_EQ(p.content, text);
-  EXPECT_TRUE(p.calls.empty()) << text;
-  testing::expect_monotonic(f, text, {.markup_is_content = true});
-}
+using testing::expect_malformed;
 
 TEST(MiniCpm5Format, ContentAroundCalls) {
-  auto f = make();
+  auto f = minicpm5_format();
   expect_parses(*f,
                 "Let me check.\n<function name=\"get_weather\"><param name=\"city\">Paris</param>"
                 "<param name=\"days\">3</param></function>\n<function name=\"search_files\">"
@@ -40,7 +33,7 @@ TEST(MiniCpm5Format, ContentAroundCalls) {
 }
 
 TEST(MiniCpm5Format, CdataStreamsAndTypes) {
-  auto f = make();
+  auto f = minicpm5_format();
   auto p = f->parse("<function name=\"get_weather\"><param name=\"city\"><![CDATA[Pa]]", false);
   ASSERT_EQ(p.calls.size(), 1u);
   EXPECT_EQ(p.calls[0].arguments, R"({"city": "Pa)");
@@ -55,7 +48,7 @@ TEST(MiniCpm5Format, CdataStreamsAndTypes) {
 }
 
 TEST(MiniCpm5Format, MalformedCallsAreContent) {
-  auto f = make();
+  auto f = minicpm5_format();
   for (std::string text :
        {"<function name=\"f\"><param name=\"a\">x</param>",
         "<function name=\"f\"><param name=\"a\"><![CDATA[x]]>y</param></function>",

@@ -15,7 +15,7 @@ using testing::output;
 using testing::RoundTripOptions;
 using testing::weather_calls;
 
-std::unique_ptr<OutputFormat> make() {
+std::unique_ptr<OutputFormat> muse_format() {
   return testing::make_with_tools("muse-glimmer", testing::weather_tool());
 }
 
@@ -26,7 +26,7 @@ std::string atem_call(std::string_view name, std::string_view params) {
 }
 
 TEST(MuseFormat, ReasoningThenTwoCalls) {
-  auto f = make();
+  auto f = muse_format();
   std::string text =
       " to=self<|message|>Need the weather.<|eom|><|start|>assistant" +
       atem_call("get_weather",
@@ -43,7 +43,7 @@ TEST(MuseFormat, ReasoningThenTwoCalls) {
 }
 
 TEST(MuseFormat, ContentMessages) {
-  auto f = make();
+  auto f = muse_format();
   expect_parses(*f, " to=user<|message|>It is sunny.<|eot|>", output("It is sunny."));
   expect_parses(*f, "Plain answer.", output("Plain answer."));
   auto p = f->parse(" to=user<|message|>Sunny<|eo", false);
@@ -57,7 +57,7 @@ TEST(MuseFormat, ContentMessages) {
 }
 
 TEST(MuseFormat, MalformedCallsAreContent) {
-  auto f = make();
+  auto f = muse_format();
   for (std::string text : {" to=f<|message|>not atem<|eom|>",
                            " to=f<|message|><atem:function_calls>\n<atem:invoke name=\"f\">\n"
                            "<atem:parameter name=\"a\">x</atem:invoke><|eom|>"}) {
@@ -72,7 +72,7 @@ TEST(MuseFormat, MalformedCallsAreContent) {
 // the parse where it was, forever; a header shorter than "to=" threw out_of_range. Every
 // parse now ends, and the marker never shows.
 TEST(MuseFormat, StartOfAnotherRoleEnds) {
-  auto f = make();
+  auto f = muse_format();
   for (const std::string text :
        {"<|start|>", "<|start|>user<|message|>hi<|eot|>", "a<|eom|><|start|>x",
         "<|start|><|start|>", "<|message|>hi", "t<|message|>hi", " to<|message|>hi<|eot|>"}) {

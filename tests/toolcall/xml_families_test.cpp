@@ -12,12 +12,12 @@ using testing::expect_call;
 using testing::parse_streamed;
 using testing::round_trip;
 
-std::unique_ptr<OutputFormat> make(std::string_view name) {
+std::unique_ptr<OutputFormat> xml_format(std::string_view name) {
   return testing::make_with_tools(name, testing::round_trip_tools());
 }
 
 TEST(Qwen3CoderFormat, ContentThenTwoCalls) {
-  auto f = make("qwen3-coder");
+  auto f = xml_format("qwen3-coder");
   auto out = parse_streamed(*f,
                             "Let me check.\n\n<tool_call>\n<function=get_weather>\n"
                             "<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n"
@@ -32,7 +32,7 @@ TEST(Qwen3CoderFormat, ContentThenTwoCalls) {
 }
 
 TEST(Qwen3CoderFormat, StreamsStringValuesAndHoldsMarkup) {
-  auto f = make("qwen3-coder");
+  auto f = xml_format("qwen3-coder");
   auto p = f->parse("Hi <tool_call>\n<function=get_weather>\n<parameter=city>\nPar", false);
   EXPECT_EQ(p.content, "Hi");
   ASSERT_EQ(p.calls.size(), 1u);
@@ -50,7 +50,7 @@ TEST(Qwen3CoderFormat, StreamsStringValuesAndHoldsMarkup) {
 }
 
 TEST(Qwen3CoderFormat, TypesFromTheSchema) {
-  auto f = make("qwen3-coder");
+  auto f = xml_format("qwen3-coder");
   auto out = parse_streamed(
       *f,
       "<tool_call>\n<function=get_weather>\n<parameter=city>\n42\n</parameter>\n"
@@ -64,7 +64,7 @@ TEST(Qwen3CoderFormat, TypesFromTheSchema) {
 }
 
 TEST(Qwen3CoderFormat, UnicodeAndNoNewlines) {
-  auto f = make("qwen3-coder");
+  auto f = xml_format("qwen3-coder");
   auto out = parse_streamed(*f,
                             "Voilà ✓ <tool_call><function=search_files><parameter=pattern>"
                             "東京\t😀</parameter></function></tool_call>");
@@ -74,7 +74,7 @@ TEST(Qwen3CoderFormat, UnicodeAndNoNewlines) {
 }
 
 TEST(Qwen3CoderFormat, MalformedCallsBecomeContent) {
-  auto f = make("qwen3-coder");
+  auto f = xml_format("qwen3-coder");
   // Cut off before </function>: raw content once generation ends.
   std::string cut = "Sure.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nPar";
   auto out = f->parse(cut, true);
@@ -92,14 +92,14 @@ TEST(Qwen3CoderFormat, MalformedCallsBecomeContent) {
 }
 
 TEST(Qwen3CoderFormat, RoundTrips) {
-  auto f = make("qwen3-coder");
+  auto f = xml_format("qwen3-coder");
   round_trip(*f, {"Qwen3-Coder.json", {"<|im_end|>"}});
   round_trip(*f, {"NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json", {"<|im_end|>"}});
   round_trip(*f, {"StepFun3.5-Flash.json", {"<|im_end|>"}});
 }
 
 TEST(SeedOssFormat, CallsAndRoundTrip) {
-  auto f = make("seed-oss");
+  auto f = xml_format("seed-oss");
   auto out = parse_streamed(*f,
                             "ok\n<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris"
                             "</parameter>\n</function>\n</seed:tool_call>");
@@ -112,7 +112,7 @@ TEST(SeedOssFormat, CallsAndRoundTrip) {
 }
 
 TEST(GlmFormat, CallsAndMalformed) {
-  auto f = make("glm");
+  auto f = xml_format("glm");
   auto out = parse_streamed(*f,
                             "Checking.<tool_call>get_weather<arg_key>city</arg_key><arg_value>"
                             "São Paulo\n</arg_value><arg_key>days</arg_key><arg_value>2"
@@ -128,7 +128,7 @@ TEST(GlmFormat, CallsAndMalformed) {
 }
 
 TEST(GlmFormat, RoundTrips) {
-  auto f = make("glm");
+  auto f = xml_format("glm");
   round_trip(*f, {"GLM-4.7-Flash.json", {"<|user|>", "<|observation|>"}});
   round_trip(*f, {"poolside-Laguna-S-2.1.json", {"</assistant>"}});
   round_trip(*f, {"poolside-Laguna-XS-2.1.json", {"</assistant>"}});
@@ -136,12 +136,12 @@ TEST(GlmFormat, RoundTrips) {
 }
 
 TEST(Hy3Format, RoundTrip) {
-  auto f = make("hy3");
+  auto f = xml_format("hy3");
   round_trip(*f, {"tencent-Hy3.json", {"<｜hy_eos:opensource｜>"}, {"</think:opensource>"}});
 }
 
 TEST(MiniMaxFormat, InvokeSection) {
-  auto f = make("minimax");
+  auto f = xml_format("minimax");
   auto out = parse_streamed(*f,
                             "I'll look.\n<minimax:tool_call>\n<invoke name=\"get_weather\">\n"
                             "<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">"
@@ -160,7 +160,7 @@ TEST(MiniMaxFormat, InvokeSection) {
 }
 
 TEST(MiniMaxM3Format, RoundTrip) {
-  auto f = make("minimax-m3");
+  auto f = xml_format("minimax-m3");
   testing::RoundTrip rt{"MiniMax-M3.json", {"[e~["}};
   rt.objects = false;  // M3 writes objects as nested elements, read back as text
   round_trip(*f, rt);
