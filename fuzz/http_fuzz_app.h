@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "server/backend.h"
+#include "server/answer/backend.h"
+#include "server/answer/text_codec.h"
+#include "server/http/http_transport.h"
+#include "server/http/request_pipeline.h"
 #include "server/http_server.h"
-#include "server/http_transport.h"
-#include "server/request_pipeline.h"
-#include "server/text_codec.h"
 
 namespace baton::server::fuzzing {
 

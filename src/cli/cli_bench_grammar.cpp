@@ -16,7 +16,7 @@
 #include "engine/sampler.h"
 #include "grammar/json_schema.h"
 #include "grammar/token_mask.h"
-#include "server/tokenizer_codec.h"
+#include "server/answer/tokenizer_codec.h"
 
 namespace baton::cli {
 namespace {

@@ -13,8 +13,8 @@
 #include "cli/commands.h"
 #include "engine/generate.h"
 #include "engine/llama_engine.h"
-#include "server/output_constraint.h"
-#include "server/tokenizer_codec.h"
+#include "server/answer/output_constraint.h"
+#include "server/answer/tokenizer_codec.h"
 #include "tokenizer/tokenizer.h"
 
 namespace baton::cli {

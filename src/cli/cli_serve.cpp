@@ -20,10 +20,10 @@
 #include "engine/llama_engine.h"
 #include "gguf/gguf_file.h"
 #include "sched/engine_loop.h"
-#include "server/backend.h"
-#include "server/chat_prompt.h"
+#include "server/answer/backend.h"
+#include "server/answer/tokenizer_codec.h"
+#include "server/api/chat_prompt.h"
 #include "server/http_server.h"
-#include "server/tokenizer_codec.h"
 #include "toolcall/output_format.h"
 #include "util/log.h"
 

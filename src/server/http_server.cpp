@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "server/errors.h"
-#include "server/http_transport.h"
+#include "server/http/http_transport.h"
 #include "server/server_routes.h"
 #include "util/log.h"
 

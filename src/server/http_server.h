@@ -14,9 +14,9 @@
 #include <mutex>
 #include <string>
 
-#include "server/backend.h"
-#include "server/metrics_text.h"
-#include "server/text_codec.h"
+#include "server/answer/backend.h"
+#include "server/answer/text_codec.h"
+#include "server/ops/metrics_text.h"
 
 namespace baton::server {
 

@@ -5,13 +5,13 @@
 #include <functional>
 #include <string>
 
-#include "server/backend.h"
-#include "server/chat_prompt.h"
+#include "server/answer/backend.h"
+#include "server/answer/output_constraint.h"
+#include "server/answer/text_codec.h"
+#include "server/api/chat_prompt.h"
 #include "server/errors.h"
+#include "server/http/http_types.h"
 #include "server/http_server.h"
-#include "server/http_types.h"
-#include "server/output_constraint.h"
-#include "server/text_codec.h"
 
 namespace baton::server {
 

@@ -17,8 +17,8 @@
 #include "scripted/script.h"
 #include "scripted/scripted_backend.h"
 #include "scripted/vocab.h"
+#include "server/answer/tokenizer_codec.h"
 #include "server/http_server.h"
-#include "server/tokenizer_codec.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "server/anthropic_writer.h"
+#include "server/api/anthropic_writer.h"
 #include "server/errors.h"
 #include "server_fixture.h"
 #include "sse_client.h"

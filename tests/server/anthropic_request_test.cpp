@@ -1,5 +1,5 @@
 // Anthropic's Messages API: how a Messages body is read into the chat pipeline's ChatRequest.
-#include "server/anthropic_request.h"
+#include "server/api/anthropic_request.h"
 
 #include <gtest/gtest.h>
 

@@ -2,16 +2,16 @@
 // users, tools and earlier answers wrote never becomes one), benign conversations tokenize
 // exactly as the rendered text does with special parsing, and the request's chat fields reach
 // the template as transformers would pass them.
-#include "server/chat_prompt.h"
+#include "server/api/chat_prompt.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdio>
 
+#include "server/answer/tokenizer_codec.h"
 #include "server/errors.h"
 #include "server/server_fixture.h"
-#include "server/tokenizer_codec.h"
 #include "server/vocab_support.h"
 
 namespace baton::server {

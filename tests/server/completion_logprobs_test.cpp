@@ -2,7 +2,7 @@
 // the same text (byte tokens that each decode to U+FFFD): the most likely one keeps the key.
 #include <gtest/gtest.h>
 
-#include "server/openai_schema.h"
+#include "server/api/openai_objects.h"
 
 namespace baton::server {
 namespace {

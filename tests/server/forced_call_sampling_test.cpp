@@ -8,7 +8,7 @@
 
 #include "grammar/grammar.h"
 #include "grammar/token_mask.h"
-#include "server/tool_grammar.h"
+#include "server/answer/tool_grammar.h"
 #include "support/grammar_sampling.h"
 #include "toolcall/output_format.h"
 

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "server/answer/output_constraint.h"
 #include "server/errors.h"
-#include "server/output_constraint.h"
 #include "server/server_fixture.h"
 
 namespace baton::server {

@@ -1,7 +1,7 @@
 // Every endpoint of the HTTP server over real sockets, against the fake engine.
 #include <gtest/gtest.h>
 
-#include "server/openai_schema.h"
+#include "server/api/openai_request.h"
 #include "server_fixture.h"
 #include "sse_client.h"
 

@@ -3,7 +3,7 @@
 // reasoning_effort, and a 400 for samplers and features this server does not have.
 #include <gtest/gtest.h>
 
-#include "server/openai_schema.h"
+#include "server/api/openai_request.h"
 #include "server_fixture.h"
 
 namespace baton::server::testing {

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <thread>
 
-#include "server/stop_set.h"
+#include "server/answer/stop_set.h"
 #include "server_fixture.h"
 
 namespace baton::server::testing {

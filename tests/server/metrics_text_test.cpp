@@ -1,6 +1,6 @@
 // /metrics text: every family named with HELP and TYPE, histograms cumulative with +Inf equal
 // to _count, buckets that resolve real latencies, and `promtool check metrics` finding nothing.
-#include "server/metrics_text.h"
+#include "server/ops/metrics_text.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -3,8 +3,8 @@
 // anything copies, walks or dumps it, and the server stays up. Also the helper that says so.
 #include <gtest/gtest.h>
 
+#include "server/api/json_fields.h"
 #include "server/errors.h"
-#include "server/json_fields.h"
 #include "server_fixture.h"
 #include "util/json_depth.h"
 

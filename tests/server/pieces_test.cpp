@@ -5,11 +5,12 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "server/answer/stop_matcher.h"
+#include "server/api/openai_objects.h"
+#include "server/api/openai_request.h"
 #include "server/errors.h"
-#include "server/openai_schema.h"
-#include "server/sse.h"
-#include "server/status_json.h"
-#include "server/stop_matcher.h"
+#include "server/http/sse.h"
+#include "server/ops/status_json.h"
 
 namespace baton::server {
 namespace {

@@ -5,9 +5,9 @@
 #include <set>
 
 #include "responses_samples.h"
+#include "server/api/responses_request.h"
+#include "server/api/responses_writer.h"
 #include "server/errors.h"
-#include "server/responses_request.h"
-#include "server/responses_writer.h"
 #include "server_fixture.h"
 #include "sse_client.h"
 

@@ -1,5 +1,5 @@
 // OpenAI's Responses API: a request body read into the chat pipeline's ChatRequest.
-#include "server/responses_request.h"
+#include "server/api/responses_request.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // One reader of the basic sampling fields, each API's ranges as data.
-#include "server/sampling_fields.h"
+#include "server/api/sampling_fields.h"
 
 #include <gtest/gtest.h>
 

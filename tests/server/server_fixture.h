@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "sched/engine_loop.h"
-#include "server/backend.h"
+#include "server/answer/backend.h"
+#include "server/answer/text_codec.h"
 #include "server/http_server.h"
-#include "server/text_codec.h"
 #include "support/fake_engine.h"
 
 namespace baton::server::testing {

@@ -1,6 +1,6 @@
 // Stop strings: the condition the engine loop runs per token (StopStringCondition) and how
 // Generation turns the loop's Stop finish into client text without blocking.
-#include "server/stop_condition.h"
+#include "server/answer/stop_condition.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -9,10 +9,10 @@
 #include <chrono>
 #include <deque>
 
-#include "support/fake_engine.h"
 #include "sched/loop_core.h"
-#include "server/generation.h"
-#include "server/tokenizer_codec.h"
+#include "server/answer/generation.h"
+#include "server/answer/tokenizer_codec.h"
+#include "support/fake_engine.h"
 #include "tokenizer/tokenizer.h"
 
 namespace baton::server {

@@ -1,14 +1,14 @@
 // Stop strings compiled once (StopSet) and matched per choice (StopMatcher): the automaton
 // agrees with a plain search however the text is split, the set is shared rather than copied,
 // and the byte bounds refuse what would make every choice hold megabytes.
-#include "server/stop_set.h"
+#include "server/answer/stop_set.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
+#include "server/answer/stop_matcher.h"
 #include "server/errors.h"
-#include "server/stop_matcher.h"
 
 namespace baton::server {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "server/tokenizer_codec.h"
+#include "server/answer/tokenizer_codec.h"
 #include "server/vocab_support.h"
 
 namespace baton::server {

@@ -1,7 +1,7 @@
 // Forced tool calls: the grammar of each format with a call grammar accepts that format's own
 // spelling of a valid call (which its parser reads back as the call), and refuses arguments
 // that break the tool's parameters, other tools' names and prose.
-#include "server/tool_grammar.h"
+#include "server/answer/tool_grammar.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // tool_choice "auto": output is free until the call opener, held to the call grammar until the
 // call is whole, then free again; an opener inside a reasoning block does not count.
-#include "server/triggered_constraint.h"
+#include "server/answer/triggered_constraint.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "grammar/grammar.h"
-#include "server/tool_grammar.h"
+#include "server/answer/tool_grammar.h"
 
 namespace baton::server {
 namespace {

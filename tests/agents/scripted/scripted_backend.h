@@ -14,7 +14,7 @@
 #include "scripted/request_log.h"
 #include "scripted/script.h"
 #include "scripted/scripted_handle.h"
-#include "server/backend.h"
+#include "server/answer/backend.h"
 #include "tokenizer/tokenizer.h"
 
 namespace baton::agents {

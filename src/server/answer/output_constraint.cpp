@@ -1,0 +1,296 @@
+#include "server/answer/output_constraint.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "grammar/json_schema.h"
+#include "grammar/regex_gbnf.h"
+#include "server/api/json_fields.h"
+#include "server/errors.h"
+
+namespace baton::server {
+
+using nlohmann::json;
+
+namespace {
+
+void set_once(ConstraintSpec& spec, ConstraintSpec::Kind kind, const std::string& field) {
+  if (spec.active()) {
+    throw bad_request(
+        fmt::format("'{}' and '{}' both constrain the output; send only one", spec.field, field),
+        field);
+  }
+  spec.kind = kind;
+  spec.field = field;
+}
+
+// The JSON Schema that `holder` carries under "schema" (response_format's json_schema object, or
+// the Responses API's text.format), read as a JsonSchema constraint of `field`. `where` is the
+// holder's path for messages ("response_format.json_schema"), `pointer` its JSON pointer.
+// `allow_inline`: a holder without "schema" that looks like a schema is the schema itself.
+void parse_schema_holder(const json& holder, const std::string& field, const std::string& where,
+                         const std::string& pointer, bool allow_inline, ConstraintSpec& spec) {
+  auto schema = holder.find("schema");
+  const bool inline_schema = schema == holder.end();
+  if (inline_schema) {
+    // Some clients put the schema itself at this level (llama-server accepts both).
+    const bool looks_like_schema =
+        holder.contains("type") || holder.contains("properties") || holder.contains("$ref");
+    if (!allow_inline || !looks_like_schema) {
+      throw bad_request(fmt::format("'{}.schema' is required", where), field);
+    }
+  }
+  const json& s = inline_schema ? holder : *schema;
+  if (!s.is_object() && !s.is_boolean()) {
+    throw bad_request(fmt::format("'{}.schema' must be a JSON Schema object", where), field);
+  }
+  set_once(spec, ConstraintSpec::Kind::JsonSchema, field);
+  spec.schema_pointer = inline_schema ? pointer : pointer + "/schema";
+}
+
+void parse_response_format(const json& rf, ConstraintSpec& spec) {
+  if (!rf.is_object()) throw bad_request("'response_format' must be an object", "response_format");
+  const json type = rf.value("type", json());
+  if (type == "text") return;
+  if (type == "json_object") {
+    set_once(spec, ConstraintSpec::Kind::JsonObject, "response_format");
+    return;
+  }
+  if (type != "json_schema") {
+    throw bad_request("'response_format.type' must be \"text\", \"json_object\" or \"json_schema\"",
+                      "response_format");
+  }
+  auto js = rf.find("json_schema");
+  if (js == rf.end() || !js->is_object()) {
+    throw bad_request("'response_format.json_schema' must be an object with 'name' and 'schema'",
+                      "response_format");
+  }
+  parse_schema_holder(*js, "response_format", "response_format.json_schema",
+                      "/response_format/json_schema", true, spec);
+}
+
+void parse_text_field(const json& body, const char* key, ConstraintSpec::Kind kind,
+                      ConstraintSpec& spec) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return;
+  if (!it->is_string() || it->get_ref<const std::string&>().empty()) {
+    throw bad_request(fmt::format("'{}' must be a non-empty string", key), key);
+  }
+  set_once(spec, kind, key);
+  spec.text = it->get<std::string>();
+}
+
+void parse_schema_field(const json& body, const char* key, ConstraintSpec& spec) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return;
+  if (!it->is_object() && !it->is_boolean()) {
+    throw bad_request(fmt::format("'{}' must be a JSON Schema object", key), key);
+  }
+  set_once(spec, ConstraintSpec::Kind::JsonSchema, key);
+  spec.schema_pointer = std::string("/") + key;
+}
+
+void parse_choice_field(const json& body, ConstraintSpec& spec) {
+  auto it = body.find("guided_choice");
+  if (it == body.end() || it->is_null()) return;
+  if (!it->is_array() || it->empty()) {
+    throw bad_request("'guided_choice' must be a non-empty array of strings", "guided_choice");
+  }
+  set_once(spec, ConstraintSpec::Kind::Choice, "guided_choice");
+  for (const auto& c : *it) {
+    if (!c.is_string() || c.get_ref<const std::string&>().empty()) {
+      throw bad_request("'guided_choice' entries must be non-empty strings", "guided_choice");
+    }
+    spec.choices.push_back(c.get<std::string>());
+  }
+}
+
+}  // namespace
+
+ConstraintSpec parse_text_format(const json& body) {
+  ConstraintSpec spec;
+  auto text = body.find("text");
+  if (text == body.end() || text->is_null()) return spec;
+  if (!text->is_object()) throw bad_request("'text' must be an object", "text");
+  auto format = text->find("format");
+  if (format == text->end() || format->is_null()) return spec;
+  if (!format->is_object()) {
+    throw bad_request("'text.format' must be an object with a 'type'", "text.format");
+  }
+  const json type = format->value("type", json());
+  if (type == "text") return spec;
+  if (type == "json_object") {
+    set_once(spec, ConstraintSpec::Kind::JsonObject, "text.format");
+    return spec;
+  }
+  if (type != "json_schema") {
+    throw bad_request("'text.format.type' must be \"text\", \"json_object\" or \"json_schema\"",
+                      "text.format");
+  }
+  parse_schema_holder(*format, "text.format", "text.format", "/text/format", false, spec);
+  return spec;
+}
+
+ConstraintSpec parse_constraint_fields(const json& body) {
+  ConstraintSpec spec;
+  if (auto it = body.find("response_format"); it != body.end() && !it->is_null()) {
+    parse_response_format(*it, spec);
+  }
+  parse_schema_field(body, "json_schema", spec);
+  parse_schema_field(body, "guided_json", spec);
+  parse_text_field(body, "grammar", ConstraintSpec::Kind::Grammar, spec);
+  parse_text_field(body, "guided_grammar", ConstraintSpec::Kind::Grammar, spec);
+  parse_text_field(body, "regex", ConstraintSpec::Kind::Regex, spec);
+  parse_text_field(body, "guided_regex", ConstraintSpec::Kind::Regex, spec);
+  parse_choice_field(body, spec);
+  return spec;
+}
+
+void keep_schema_order(ConstraintSpec& spec, const nlohmann::ordered_json& body) {
+  if (spec.kind != ConstraintSpec::Kind::JsonSchema || spec.schema_pointer.empty()) return;
+  const nlohmann::ordered_json::json_pointer ptr(spec.schema_pointer);
+  spec.schema = body.at(ptr);  // the same document as the one parse_constraint_fields read
+}
+
+std::string constraint_gbnf(const ConstraintSpec& spec) {
+  switch (spec.kind) {
+    case ConstraintSpec::Kind::JsonObject:
+      return grammar::json_object_gbnf();
+    case ConstraintSpec::Kind::JsonSchema:
+      return grammar::json_schema_to_gbnf(spec.schema);
+    case ConstraintSpec::Kind::Grammar:
+      return spec.text;
+    case ConstraintSpec::Kind::Regex:
+      return "root ::= " + grammar::regex_to_gbnf(spec.text) + "\n";
+    case ConstraintSpec::Kind::Choice: {
+      std::string root = "root ::= ";
+      for (size_t i = 0; i < spec.choices.size(); ++i) {
+        root += (i ? " | " : "") + grammar::gbnf_literal(spec.choices[i]);
+      }
+      return root + "\n";
+    }
+    case ConstraintSpec::Kind::None:
+      break;
+  }
+  return {};
+}
+
+std::shared_ptr<const grammar::Grammar> ConstraintCompiler::compile_gbnf(const std::string& gbnf,
+                                                                         const std::string& field) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < cache_.size(); ++i) {
+      if (cache_[i].gbnf == gbnf) {
+        std::rotate(cache_.begin(), cache_.begin() + i, cache_.begin() + i + 1);
+        return cache_[0].grammar;
+      }
+    }
+  }
+  std::shared_ptr<const grammar::Grammar> g;
+  try {
+    g = grammar::Grammar::parse(gbnf);
+    // Where a generation starts is worked out once per request, here on the caller's thread
+    // first: a grammar whose start alone is past the matcher's budget is refused now, not on
+    // the engine loop.
+    grammar::Matcher start(g);
+  } catch (const grammar::GrammarError& e) {
+    throw ApiError(400, fmt::format("'{}': {}", field, e.what()), field, "invalid_request_error",
+                   "invalid_grammar");
+  }
+  const size_t bytes = g->memory_bytes() + gbnf.size() + sizeof(CachedGrammar);
+  if (bytes > kCachedGrammarBytes / 8) return g;  // used by this request only, never kept
+  std::lock_guard<std::mutex> lock(mu_);
+  cache_.insert(cache_.begin(), {gbnf, g, bytes});
+  cache_bytes_ += bytes;
+  while (cache_.size() > kCachedGrammars || cache_bytes_ > kCachedGrammarBytes) {
+    cache_bytes_ -= cache_.back().bytes;
+    cache_.pop_back();
+  }
+  return g;
+}
+
+size_t ConstraintCompiler::cached_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cache_bytes_;
+}
+
+size_t ConstraintCompiler::cached_grammars() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cache_.size();
+}
+
+std::shared_ptr<const grammar::Grammar> ConstraintCompiler::compile(const ConstraintSpec& spec) {
+  std::string gbnf;
+  try {
+    gbnf = constraint_gbnf(spec);
+  } catch (const grammar::GrammarError& e) {
+    throw ApiError(400, fmt::format("'{}': {}", spec.field, e.what()), spec.field,
+                   "invalid_request_error", "invalid_grammar");
+  }
+  return compile_gbnf(gbnf, spec.field);
+}
+
+std::shared_ptr<const grammar::VocabTrie> ConstraintCompiler::vocab(
+    const std::vector<std::string>& markers) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& slot = markers.empty() ? vocab_ : marker_vocab_;
+  if (!markers.empty() && markers != vocab_markers_) {
+    marker_vocab_.reset();  // one server has one tool-call format, so one marker set
+    vocab_markers_ = markers;
+  }
+  if (!slot) {
+    std::vector<std::string> bytes(static_cast<size_t>(codec_.n_vocab()));
+    const std::vector<int32_t> eog = codec_.eog_tokens();
+    for (int32_t id = 0; id < codec_.n_vocab(); ++id) {
+      bytes[id] = codec_.token_bytes(id);
+      if (!bytes[id].empty() || std::find(eog.begin(), eog.end(), id) != eog.end()) continue;
+      std::string text = codec_.piece(id);
+      if (std::find(markers.begin(), markers.end(), text) != markers.end()) bytes[id] = text;
+    }
+    slot = std::make_shared<grammar::VocabTrie>(bytes, eog);
+  }
+  return slot;
+}
+
+namespace {
+
+class GrammarConstraint : public sched::TokenConstraint {
+ public:
+  GrammarConstraint(std::shared_ptr<const grammar::Grammar> g,
+                    std::shared_ptr<const grammar::VocabTrie> v, int32_t max_tokens)
+      : m_(std::move(g), std::move(v)) {
+    m_.limit_tokens(max_tokens);
+  }
+  const std::vector<uint64_t>* allowed() override {
+    try {
+      return &m_.allowed();
+    } catch (const grammar::GrammarBudgetError& e) {
+      throw engine::ConstraintBudgetExceeded(e.what());
+    }
+  }
+  void accept(int32_t token) override {
+    bool ok = false;
+    try {
+      ok = m_.accept(token);
+    } catch (const grammar::GrammarBudgetError& e) {
+      throw engine::ConstraintBudgetExceeded(e.what());
+    }
+    if (!ok) throw std::runtime_error(fmt::format("token {} is outside the grammar", token));
+  }
+  bool complete() const override { return m_.must_end(); }
+  int32_t min_tokens_to_complete() const override { return m_.min_tokens_to_end(); }
+
+ private:
+  grammar::TokenMatcher m_;
+};
+
+}  // namespace
+
+std::shared_ptr<sched::TokenConstraint> ConstraintCompiler::make(
+    std::shared_ptr<const grammar::Grammar> g, const std::vector<std::string>& markers,
+    int32_t max_tokens) {
+  return std::make_shared<GrammarConstraint>(std::move(g), vocab(markers), max_tokens);
+}
+
+}  // namespace baton::server

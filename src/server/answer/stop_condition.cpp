@@ -1,0 +1,29 @@
+#include "server/answer/stop_condition.h"
+
+namespace baton::server {
+
+StopStringCondition::StopStringCondition(const TextCodec& codec,
+                                         std::shared_ptr<const StopSet> stop,
+                                         const std::vector<int32_t>& prompt, bool show_special)
+    : stream_(codec.stream(prompt, show_special)), matcher_(std::move(stop)) {}
+
+bool StopStringCondition::on_token(int32_t token) {
+  // The text is the client's business (Generation sends it); only the decision matters here.
+  matcher_.push(stream_->push(token));
+  return matcher_.matched();
+}
+
+std::shared_ptr<sched::StopCondition> make_stop_condition(
+    const TextCodec& codec, const std::shared_ptr<const StopSet>& stop,
+    const std::vector<int32_t>& prompt, bool show_special) {
+  if (!stop || stop->empty()) return nullptr;
+  return std::make_shared<StopStringCondition>(codec, stop, prompt, show_special);
+}
+
+std::shared_ptr<sched::StopCondition> make_stop_condition(const TextCodec& codec,
+                                                          const std::vector<std::string>& stop,
+                                                          const std::vector<int32_t>& prompt) {
+  return make_stop_condition(codec, make_stop_set(stop), prompt);
+}
+
+}  // namespace baton::server

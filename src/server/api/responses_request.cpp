@@ -1,0 +1,661 @@
+#include "server/api/responses_request.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "server/api/json_fields.h"
+#include "server/api/sampling_fields.h"
+#include "server/errors.h"
+#include "util/log.h"
+
+namespace baton::server {
+
+using nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+const ojson* find(const ojson& obj, const char* key) {
+  auto it = obj.find(key);
+  return it == obj.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::string type_of(const ojson& v) {
+  return fields::type_name(v.type());
+}
+
+std::string required_string(const ojson& obj, const char* key, const std::string& where) {
+  const ojson* v = find(obj, key);
+  const std::string param = where + "." + key;
+  if (v == nullptr) throw bad_request(fmt::format("'{}' is required", param), param);
+  if (!v->is_string()) {
+    throw bad_request(fmt::format("'{}' must be a string, got {}", param, type_of(*v)), param);
+  }
+  return v->get<std::string>();
+}
+
+std::string optional_string(const ojson& obj, const char* key, const std::string& where) {
+  return find(obj, key) == nullptr ? std::string() : required_string(obj, key, where);
+}
+
+// Content parts as one string: text parts joined. The model reads text only.
+std::string parts_text(const ojson& content, const std::string& param) {
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) {
+    throw bad_request(fmt::format("'{}' must be a string or an array of content parts, got {}",
+                                  param, type_of(content)),
+                      param);
+  }
+  std::string text;
+  for (size_t j = 0; j < content.size(); ++j) {
+    const ojson& part = content[j];
+    const std::string where = fmt::format("{}[{}]", param, j);
+    if (!part.is_object()) throw bad_request(fmt::format("'{}' must be an object", where), where);
+    const std::string type = required_string(part, "type", where);
+    if (type == "input_text" || type == "output_text" || type == "text") {
+      text += required_string(part, "text", where);
+    } else if (type == "refusal") {
+      text += required_string(part, "refusal", where);
+    } else if (type == "input_image") {
+      throw bad_request(fmt::format("'{}': images are not supported (the served model reads "
+                                    "text only); send input_text parts",
+                                    where),
+                        where + ".type");
+    } else if (type == "input_file" || type == "input_audio") {
+      throw bad_request(fmt::format("'{}': {} parts are not supported; put the text itself in an "
+                                    "input_text part",
+                                    where, type),
+                        where + ".type");
+    } else {
+      throw bad_request(fmt::format("'{}.type' '{}' is not a content part type (input_text, "
+                                    "output_text)",
+                                    where, type.substr(0, 64)),
+                        where + ".type");
+    }
+  }
+  return text;
+}
+
+// The function names the model sees, from where the client declared them.
+class ToolNames {
+ public:
+  void add(const std::string& ns, const std::string& name, const std::string& visible) {
+    visible_[{ns, name}] = visible;
+    if (!ns.empty()) declared_[visible] = {ns, name};
+  }
+  // The model-visible name of a call the client reports as (namespace, name).
+  std::string visible(const std::string& ns, const std::string& name) const {
+    auto it = visible_.find({ns, name});
+    return it == visible_.end() ? name : it->second;
+  }
+  // A tool_choice names a function without its namespace.
+  std::string visible_for_choice(const std::string& name) const {
+    if (visible_.count({"", name}) != 0) return name;
+    for (const auto& [declared, shown] : visible_) {
+      if (declared.second == name || shown == name) return shown;
+    }
+    return name;
+  }
+  const std::map<std::string, DeclaredName>& declared() const { return declared_; }
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::string> visible_;
+  std::map<std::string, DeclaredName> declared_;
+};
+
+// Chat messages from input items. Function calls join the assistant message they follow (one
+// turn's calls are one message), reasoning goes to the next assistant message.
+class InputReader {
+ public:
+  explicit InputReader(const ToolNames& names) : names_(names) {}
+
+  void add(const ojson& item, size_t i) {
+    const std::string where = fmt::format("input[{}]", i);
+    if (!item.is_object()) {
+      throw bad_request(fmt::format("'{}' must be an object, got {}", where, type_of(item)), where);
+    }
+    const ojson* type = find(item, "type");
+    if (type != nullptr && !type->is_string()) {
+      throw bad_request(fmt::format("'{}.type' must be a string", where), where + ".type");
+    }
+    const std::string t = type == nullptr ? "message" : type->get<std::string>();
+    if (t == "message") {
+      add_message(item, where);
+    } else if (t == "function_call") {
+      add_call(item, where);
+    } else if (t == "function_call_output") {
+      add_output(item, where);
+    } else if (t == "reasoning") {
+      add_reasoning(item, where);
+    } else if (t == "item_reference") {
+      throw bad_request(fmt::format("'{}': items are not stored here, so references cannot be "
+                                    "resolved; send the item itself",
+                                    where),
+                        where + ".type");
+    } else {
+      throw bad_request(fmt::format("'{}.type' '{}' is not supported here (message, "
+                                    "function_call, function_call_output, reasoning)",
+                                    where, t.substr(0, 64)),
+                        where + ".type");
+    }
+  }
+
+  // The Responses path each chat message came from (for renaming errors).
+  const std::vector<std::string>& origins() const { return origins_; }
+  ojson take() { return std::move(messages_); }
+  void push_system(const std::string& text) { push({{"role", "system"}, {"content", text}}, ""); }
+
+ private:
+  void push(ojson msg, const std::string& where) {
+    messages_.push_back(std::move(msg));
+    origins_.push_back(where.empty() ? "instructions" : where);
+  }
+
+  void add_message(const ojson& item, const std::string& where) {
+    const std::string role = required_string(item, "role", where);
+    static const std::set<std::string> kRoles = {"user", "assistant", "system", "developer"};
+    if (kRoles.count(role) == 0) {
+      throw bad_request(fmt::format("'{}.role' '{}' is not one of user, assistant, system, "
+                                    "developer",
+                                    where, role.substr(0, 64)),
+                        where + ".role");
+    }
+    const ojson* content = find(item, "content");
+    if (content == nullptr) {
+      throw bad_request(fmt::format("'{}.content' is required", where), where + ".content");
+    }
+    ojson msg = {{"role", role}, {"content", parts_text(*content, where + ".content")}};
+    if (role == "assistant") {
+      take_reasoning(msg);
+      push(std::move(msg), where);
+      calls_join_ = true;
+      return;
+    }
+    reasoning_.clear();  // thinking that led to no answer has nothing to attach to
+    push(std::move(msg), where);
+    calls_join_ = false;
+  }
+
+  void add_call(const ojson& item, const std::string& where) {
+    const std::string call_id = required_string(item, "call_id", where);
+    const std::string name = required_string(item, "name", where);
+    const std::string ns = optional_string(item, "namespace", where);
+    const ojson* args = find(item, "arguments");
+    if (args == nullptr) {
+      throw bad_request(fmt::format("'{}.arguments' is required", where), where + ".arguments");
+    }
+    // Checked here so the error names the item; the chat parser reads them again.
+    const bool object_text = args->is_string() && [&] {
+      const auto& s = args->get_ref<const std::string&>();
+      if (s.find_first_not_of(" \t\r\n") == std::string::npos) return true;
+      ojson parsed = fields::json_text(s, where + ".arguments");
+      return !parsed.is_discarded() && parsed.is_object();
+    }();
+    if (!object_text && !args->is_object()) {
+      throw bad_request(fmt::format("'{}.arguments' must be a JSON object in a string (the "
+                                    "arguments the model produced)",
+                                    where),
+                        where + ".arguments");
+    }
+    const std::string visible = names_.visible(ns, name);
+    call_names_[call_id] = visible;
+    ojson call = {{"id", call_id},
+                  {"type", "function"},
+                  {"function", {{"name", visible}, {"arguments", *args}}}};
+    if (!calls_join_) {
+      push({{"role", "assistant"}, {"content", ""}}, where);
+      calls_join_ = true;
+    }
+    ojson& msg = messages_.back();
+    take_reasoning(msg);
+    if (!msg.contains("tool_calls")) msg["tool_calls"] = ojson::array();
+    msg["tool_calls"].push_back(std::move(call));
+  }
+
+  void add_output(const ojson& item, const std::string& where) {
+    const std::string call_id = required_string(item, "call_id", where);
+    const ojson* output = find(item, "output");
+    if (output == nullptr) {
+      throw bad_request(fmt::format("'{}.output' is required", where), where + ".output");
+    }
+    ojson msg = {{"role", "tool"},
+                 {"content", parts_text(*output, where + ".output")},
+                 {"tool_call_id", call_id}};
+    if (auto it = call_names_.find(call_id); it != call_names_.end()) msg["name"] = it->second;
+    push(std::move(msg), where);
+    calls_join_ = false;
+  }
+
+  void add_reasoning(const ojson& item, const std::string& where) {
+    // The model's own text (content) when sent back, else its summary; encrypted_content is
+    // another server's state and means nothing here.
+    std::string text = reasoning_parts(item, "content", "reasoning_text", where);
+    if (text.empty()) text = reasoning_parts(item, "summary", "summary_text", where);
+    if (text.empty()) return;
+    if (!reasoning_.empty()) reasoning_ += "\n\n";
+    reasoning_ += text;
+  }
+
+  static std::string reasoning_parts(const ojson& item, const char* key, const char* part_type,
+                                     const std::string& where) {
+    const ojson* parts = find(item, key);
+    if (parts == nullptr) return "";
+    const std::string param = where + "." + key;
+    if (!parts->is_array()) {
+      throw bad_request(fmt::format("'{}' must be an array of {} parts", param, part_type), param);
+    }
+    std::string text;
+    for (size_t j = 0; j < parts->size(); ++j) {
+      const ojson& part = (*parts)[j];
+      const std::string at = fmt::format("{}[{}]", param, j);
+      if (!part.is_object()) throw bad_request(fmt::format("'{}' must be an object", at), at);
+      const std::string piece = required_string(part, "text", at);
+      if (piece.empty()) continue;
+      if (!text.empty()) text += "\n\n";
+      text += piece;
+    }
+    return text;
+  }
+
+  void take_reasoning(ojson& msg) {
+    if (reasoning_.empty()) return;
+    if (msg.contains("reasoning_content")) {
+      msg["reasoning_content"] = msg["reasoning_content"].get<std::string>() + "\n\n" + reasoning_;
+    } else {
+      msg["reasoning_content"] = reasoning_;
+    }
+    reasoning_.clear();
+  }
+
+  const ToolNames& names_;
+  ojson messages_ = ojson::array();
+  std::vector<std::string> origins_;
+  std::string reasoning_;    // from reasoning items, for the next assistant message
+  bool calls_join_ = false;  // the last message is an assistant turn that calls may join
+  std::map<std::string, std::string> call_names_;  // call_id → the function it called
+};
+
+struct FunctionDecl {
+  std::string ns;
+  std::string path;  // where the client declared it: tools[i] or tools[i].tools[j]
+  const ojson* tool;
+};
+
+// Function tools, flat or inside namespace tools; every other type is a tool this server cannot
+// run, left out (its type noted in `dropped`).
+void collect_function(const ojson& t, const std::string& ns, const std::string& path,
+                      std::vector<FunctionDecl>& out, std::set<std::string>& dropped) {
+  if (!t.is_object()) throw bad_request(fmt::format("'{}' must be an object", path), path);
+  const std::string type = required_string(t, "type", path);
+  if (type == "function") {
+    required_string(t, "name", path);
+    out.push_back({ns, path, &t});
+    return;
+  }
+  if (type == "namespace" && ns.empty()) {
+    const std::string name = required_string(t, "name", path);
+    const ojson* inner = find(t, "tools");
+    if (inner == nullptr || !inner->is_array()) {
+      throw bad_request(fmt::format("'{}.tools' must be an array of function tools", path),
+                        path + ".tools");
+    }
+    for (size_t j = 0; j < inner->size(); ++j) {
+      collect_function((*inner)[j], name, fmt::format("{}.tools[{}]", path, j), out, dropped);
+    }
+    return;
+  }
+  dropped.insert(type.substr(0, 64));
+}
+
+// A namespaced function keeps its own name unless another tool has it too; then the namespace
+// is put in front, as the client's namespace-qualified name would read.
+std::string visible_name(const FunctionDecl& d, const std::map<std::string, int>& uses) {
+  const std::string name = (*d.tool)["name"].get<std::string>();
+  if (d.ns.empty() || uses.at(name) == 1) return name;
+  const char last = d.ns.back();
+  const bool joined = last == '_' || last == '.' || last == ':' || last == '-';
+  return d.ns + (joined ? "" : "__") + name;
+}
+
+struct ChatTools {
+  ojson tools = ojson::array();
+  std::vector<std::string> origins;  // the Responses path of each chat tool
+};
+
+ChatTools read_tools(const ojson& body, ToolNames& names) {
+  ChatTools out;
+  const ojson* tools = find(body, "tools");
+  if (tools == nullptr) return out;
+  if (!tools->is_array()) {
+    throw bad_request(fmt::format("'tools' must be an array, got {}", type_of(*tools)), "tools");
+  }
+  std::vector<FunctionDecl> decls;
+  std::set<std::string> dropped;
+  for (size_t i = 0; i < tools->size(); ++i) {
+    collect_function((*tools)[i], "", fmt::format("tools[{}]", i), decls, dropped);
+  }
+  if (!dropped.empty()) {
+    std::string list;
+    for (const auto& d : dropped) list += (list.empty() ? "" : ", ") + d;
+    log::info(
+        "/v1/responses: tools of type {} are left out of the prompt (this server runs "
+        "only function tools; the client's own tools work as functions)",
+        list);
+  }
+  std::map<std::string, int> uses;
+  for (const auto& d : decls) ++uses[(*d.tool)["name"].get<std::string>()];
+  for (const auto& d : decls) {
+    const ojson& t = *d.tool;
+    const std::string name = visible_name(d, uses);
+    names.add(d.ns, t["name"].get<std::string>(), name);
+    // In the client's key order: templates print the function as it stands.
+    ojson fn = ojson::object();
+    for (const auto& [key, v] : t.items()) {
+      if (key == "name") {
+        fn["name"] = name;
+      } else if ((key == "description" || key == "parameters" || key == "strict") && !v.is_null()) {
+        fn[key] = v;
+      }
+    }
+    out.tools.push_back({{"type", "function"}, {"function", std::move(fn)}});
+    out.origins.push_back(d.path);
+  }
+  return out;
+}
+
+const char* kChoiceHelp =
+    "\"auto\", \"none\", \"required\" or {\"type\": \"function\", \"name\": ...}";
+
+// tool_choice "allowed_tools": only the listed functions stay in the prompt.
+ojson allowed_tools_choice(const ojson& tc, ChatTools& tools) {
+  const std::string mode = required_string(tc, "mode", "tool_choice");
+  if (mode != "auto" && mode != "required") {
+    throw bad_request("'tool_choice.mode' must be \"auto\" or \"required\"", "tool_choice.mode");
+  }
+  const ojson* list = find(tc, "tools");
+  if (list == nullptr || !list->is_array()) {
+    throw bad_request(
+        "'tool_choice.tools' must be an array of {\"type\": \"function\", "
+        "\"name\": ...}",
+        "tool_choice.tools");
+  }
+  std::set<std::string> allowed;
+  for (const auto& t : *list) {
+    if (t.is_object() && t.value("type", "") == "function" && t.contains("name") &&
+        t["name"].is_string()) {
+      allowed.insert(t["name"].get<std::string>());
+    }
+  }
+  ChatTools kept;
+  for (size_t k = 0; k < tools.tools.size(); ++k) {
+    if (allowed.count(tools.tools[k]["function"]["name"].get<std::string>()) == 0) continue;
+    kept.tools.push_back(tools.tools[k]);
+    kept.origins.push_back(tools.origins[k]);
+  }
+  tools = std::move(kept);
+  return mode;
+}
+
+ojson read_tool_choice(const ojson& body, ChatTools& tools, const ToolNames& names) {
+  const ojson* tc = find(body, "tool_choice");
+  if (tc == nullptr) return ojson();
+  if (tc->is_string()) {
+    const auto& s = tc->get_ref<const std::string&>();
+    if (s == "auto" || s == "none" || s == "required") return *tc;
+    throw bad_request(
+        fmt::format("'tool_choice' '{}' is not one of {}", s.substr(0, 64), kChoiceHelp),
+        "tool_choice");
+  }
+  if (!tc->is_object()) {
+    throw bad_request(fmt::format("'tool_choice' must be {}, got {}", kChoiceHelp, type_of(*tc)),
+                      "tool_choice");
+  }
+  const std::string type = required_string(*tc, "type", "tool_choice");
+  if (type == "function") {
+    const std::string name = required_string(*tc, "name", "tool_choice");
+    return {{"type", "function"}, {"function", {{"name", names.visible_for_choice(name)}}}};
+  }
+  if (type == "allowed_tools") return allowed_tools_choice(*tc, tools);
+  throw bad_request(fmt::format("'tool_choice' names a '{}' tool, which this server cannot run; "
+                                "use {}",
+                                type.substr(0, 64), kChoiceHelp),
+                    "tool_choice");
+}
+
+// parse_chat_fields names chat-completions paths (messages[3], tools[2].function.name); the
+// client sent input items and flat tools, so its errors are renamed to those.
+class ErrorPaths {
+ public:
+  ErrorPaths(const std::vector<std::string>& messages, const std::vector<std::string>& tools)
+      : messages_(messages), tools_(tools) {}
+
+  ApiError rename(const ApiError& e) const {
+    std::string message = e.what();
+    std::string param = e.param;
+    (void)(replace("messages", messages_, "", param, message) ||
+           replace("tools", tools_, ".function", param, message) ||
+           replace("tools", tools_, "", param, message));
+    ApiError out(e.status, message, param, e.type, e.code);
+    out.retry_after_s = e.retry_after_s;
+    return out;
+  }
+
+ private:
+  // `param` starting with "<list>[k]<inner>" → origins[k], in the param and in the message.
+  static bool replace(const std::string& list, const std::vector<std::string>& origins,
+                      const std::string& inner, std::string& param, std::string& message) {
+    const std::string open = list + "[";
+    if (param.rfind(open, 0) != 0) return false;
+    size_t k = 0;
+    size_t pos = open.size();
+    for (; pos < param.size() && std::isdigit(static_cast<unsigned char>(param[pos])); ++pos) {
+      k = k * 10 + static_cast<size_t>(param[pos] - '0');
+      if (k > origins.size()) return false;
+    }
+    if (pos == open.size() || pos >= param.size() || param[pos] != ']' || k >= origins.size()) {
+      return false;
+    }
+    const std::string element = param.substr(0, pos + 1);
+    const std::string from = element + inner;
+    if (param.compare(0, from.size(), from) != 0) return false;
+    param.replace(0, from.size(), origins[k]);
+    for (const std::string& old : {from, element}) {
+      if (size_t at = message.find(old); at != std::string::npos) {
+        message.replace(at, old.size(), origins[k]);
+        break;
+      }
+    }
+    return true;
+  }
+
+  const std::vector<std::string>& messages_;
+  const std::vector<std::string>& tools_;
+};
+
+// Fields that ask for state this server does not keep.
+void refuse_stored_state(const json& obj) {
+  auto given = [&](const char* key) { return obj.contains(key) && !obj[key].is_null(); };
+  if (given("previous_response_id")) {
+    throw bad_request(
+        "'previous_response_id': responses are not stored here; resend the "
+        "conversation as input items (with store: false, as stateless clients do)",
+        "previous_response_id");
+  }
+  if (given("conversation")) {
+    throw bad_request(
+        "'conversation': conversations are not stored here; send the whole "
+        "conversation as input items",
+        "conversation");
+  }
+  if (given("prompt")) {
+    throw bad_request(
+        "'prompt': stored prompt templates are not available here; send "
+        "instructions and input instead",
+        "prompt");
+  }
+  if (fields::boolean(obj, "background").value_or(false)) {
+    throw bad_request(
+        "'background': responses run only in the foreground here (nothing is "
+        "stored to poll); omit it or set it to false",
+        "background");
+  }
+  if (auto n = fields::integer(obj, "n", INT64_MIN, INT64_MAX); n && *n != 1) {
+    throw bad_request(fmt::format("'n' must be 1: a response has one answer, got {}", *n), "n");
+  }
+}
+
+void read_common(const json& obj, const RequestLimits& limits, CommonRequest& out) {
+  if (auto v = fields::string(obj, "model")) out.model = *v;
+  if (auto v = fields::boolean(obj, "stream")) out.stream = *v;
+  if (auto v = fields::integer(obj, "max_output_tokens", 1, INT32_MAX)) {
+    if (*v > limits.max_tokens_limit) {
+      throw bad_request(fmt::format("'max_output_tokens' is {}, over this server's limit of {} "
+                                    "(--max-tokens-limit)",
+                                    *v, limits.max_tokens_limit),
+                        "max_output_tokens");
+    }
+    out.max_tokens = static_cast<int32_t>(*v);
+  }
+  parse_basic_sampling(obj, kResponsesSampling, out.sampling);
+  if (auto v = fields::string(obj, "user")) out.user = *v;
+  out.constraint = parse_text_format(obj);
+}
+
+// Accepted fields that change nothing here, checked for their types so a typo fails loudly.
+void check_accepted(const json& obj) {
+  for (const char* key : {"instructions", "prompt_cache_key", "safety_identifier", "service_tier",
+                          "prompt_cache_retention"}) {
+    fields::string(obj, key);
+  }
+  fields::boolean(obj, "store");
+  fields::integer(obj, "top_logprobs", 0, 20);
+  fields::integer(obj, "max_tool_calls", 1, INT32_MAX);
+  for (const char* key : {"metadata", "client_metadata", "stream_options", "reasoning"}) {
+    if (obj.contains(key) && !obj[key].is_null() && !obj[key].is_object()) {
+      throw bad_request(
+          fmt::format("'{}' must be an object, got {}", key, fields::type_name(obj[key])), key);
+    }
+  }
+  if (auto v = fields::string(obj, "truncation"); v && *v != "auto" && *v != "disabled") {
+    throw bad_request("'truncation' must be \"auto\" or \"disabled\"", "truncation");
+  }
+  if (obj.contains("include") && !obj["include"].is_null()) {
+    const json& inc = obj["include"];
+    bool strings = inc.is_array();
+    for (const auto& v : inc) strings = strings && v.is_string();
+    if (!strings) throw bad_request("'include' must be an array of strings", "include");
+  }
+  if (obj.contains("reasoning") && obj["reasoning"].is_object()) {
+    for (const char* key : {"effort", "summary", "generate_summary"}) {
+      const json& r = obj["reasoning"];
+      if (r.contains(key) && !r[key].is_null() && !r[key].is_string()) {
+        throw bad_request(fmt::format("'reasoning.{}' must be a string", key),
+                          std::string("reasoning.") + key);
+      }
+    }
+  }
+}
+
+json value_or(const json& obj, const char* key, json fallback) {
+  auto it = obj.find(key);
+  return it == obj.end() || it->is_null() ? fallback : *it;
+}
+
+// The request's settings as the response object repeats them. Nothing is stored (store: false
+// whatever was asked), nothing is truncated to fit (truncation: disabled: a prompt over the
+// context is refused), and there is one service tier.
+json echo_settings(const json& obj) {
+  json reasoning = value_or(obj, "reasoning", json::object());
+  json text = value_or(obj, "text", json::object());
+  if (!text.is_object()) text = json::object();
+  if (!text.contains("format") || text["format"].is_null()) text["format"] = {{"type", "text"}};
+  return {{"background", false},
+          {"instructions", value_or(obj, "instructions", nullptr)},
+          {"max_output_tokens", value_or(obj, "max_output_tokens", nullptr)},
+          {"max_tool_calls", value_or(obj, "max_tool_calls", nullptr)},
+          {"metadata", value_or(obj, "metadata", json::object())},
+          {"parallel_tool_calls", value_or(obj, "parallel_tool_calls", true)},
+          {"previous_response_id", nullptr},
+          {"prompt_cache_key", value_or(obj, "prompt_cache_key", nullptr)},
+          {"reasoning",
+           {{"effort", value_or(reasoning, "effort", nullptr)},
+            {"summary", value_or(reasoning, "summary", nullptr)}}},
+          {"safety_identifier", value_or(obj, "safety_identifier", nullptr)},
+          {"service_tier", "default"},
+          {"store", false},
+          {"temperature", value_or(obj, "temperature", nullptr)},
+          {"text", text},
+          {"tool_choice", value_or(obj, "tool_choice", "auto")},
+          {"tools", value_or(obj, "tools", json::array())},
+          {"top_logprobs", value_or(obj, "top_logprobs", 0)},
+          {"top_p", value_or(obj, "top_p", nullptr)},
+          {"truncation", "disabled"},
+          {"user", value_or(obj, "user", nullptr)}};
+}
+
+ojson read_input(const ojson& body, InputReader& reader) {
+  if (const ojson* instructions = find(body, "instructions")) {
+    reader.push_system(instructions->get<std::string>());
+  }
+  const ojson* input = find(body, "input");
+  if (input == nullptr) {
+    throw bad_request("'input' is required: a string or an array of input items", "input");
+  }
+  if (input->is_string()) {
+    ojson item = {{"role", "user"}, {"content", *input}};
+    reader.add(item, 0);
+  } else if (input->is_array()) {
+    if (input->empty()) throw bad_request("'input' must not be empty", "input");
+    for (size_t i = 0; i < input->size(); ++i) reader.add((*input)[i], i);
+  } else {
+    throw bad_request(
+        fmt::format("'input' must be a string or an array of items, got {}", type_of(*input)),
+        "input");
+  }
+  return reader.take();
+}
+
+}  // namespace
+
+ResponsesRequest parse_responses_request(const std::string& body, const RequestLimits& limits) {
+  const json obj = parse_json_object(body, limits.max_array_items, limits.ctx);
+  refuse_stored_state(obj);
+  check_accepted(obj);
+  ResponsesRequest out;
+  read_common(obj, limits, out.chat.common);
+  // Read again with key order kept: templates see the order of a tool's parameters.
+  const ojson ordered = ojson::parse(body);
+  ToolNames names;
+  ChatTools tools = read_tools(ordered, names);
+  ojson chat_body = ojson::object();
+  if (ojson tc = read_tool_choice(ordered, tools, names); !tc.is_null()) {
+    chat_body["tool_choice"] = std::move(tc);
+  }
+  InputReader reader(names);
+  chat_body["messages"] = read_input(ordered, reader);
+  chat_body["tools"] = tools.tools;
+  for (const char* key : {"parallel_tool_calls", "chat_template_kwargs"}) {
+    if (const ojson* v = find(ordered, key)) chat_body[key] = *v;
+  }
+  try {
+    out.chat.chat = parse_chat_fields(chat_body);
+  } catch (const ApiError& e) {
+    throw ErrorPaths(reader.origins(), tools.origins).rename(e);
+  }
+  // gpt-oss style templates read the effort from this variable; others ignore it.
+  if (const ojson* r = find(ordered, "reasoning"); r != nullptr && find(*r, "effort") != nullptr) {
+    auto& kwargs = out.chat.chat.template_kwargs;
+    if (!kwargs.contains("reasoning_effort")) kwargs["reasoning_effort"] = (*r)["effort"];
+  }
+  keep_schema_order(out.chat.common.constraint, ordered);
+  check_prompt_bytes(out.chat.chat.text_bytes, limits, "input");
+  out.echo.settings = echo_settings(obj);
+  out.echo.namespaced = names.declared();
+  return out;
+}
+
+}  // namespace baton::server

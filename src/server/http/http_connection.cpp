@@ -1,0 +1,513 @@
+#include "server/http/http_connection.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <cerrno>
+
+#include "util/log.h"
+
+namespace baton::server {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
+namespace {
+
+constexpr size_t kReadBufferMax = 1 << 20;  // head limit + body read-ahead
+constexpr size_t kLingerBytes = 1 << 20;    // leftovers read (and dropped) before a close
+// Pipelined bytes read while a response is pending; then the peer is polled for a close. A
+// close is seen only once what the peer sent before it fits here and in the kernel's receive
+// window, so this is well above a pipelined head and a usual body, and below kReadBufferMax.
+constexpr size_t kPipelinedReadAhead = 256 << 10;
+constexpr std::chrono::milliseconds kPeerPollInterval{200};
+
+bool is_disconnect(const beast::error_code& ec) {
+  return ec == net::error::eof || ec == net::error::connection_reset ||
+         ec == net::error::broken_pipe || ec == http::error::end_of_stream ||
+         ec == net::error::operation_aborted || ec == net::error::bad_descriptor;
+}
+
+}  // namespace
+
+// The engine loop wakes a connection through this link; close() cuts it so that no wake-up is
+// posted to a connection (or an I/O context) that is gone.
+struct Connection::WakeLink {
+  std::mutex mu;
+  bool alive = true;
+  bool pending = false;
+  std::weak_ptr<Connection> conn;
+  net::any_io_executor exec;
+
+  void wake() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!alive || pending) return;
+    pending = true;
+    net::post(exec, [self = conn] {
+      if (auto c = self.lock()) {
+        {
+          std::lock_guard<std::mutex> l(c->wake_->mu);
+          c->wake_->pending = false;
+        }
+        c->pump(false);
+      }
+    });
+  }
+  void cut() {
+    std::lock_guard<std::mutex> lock(mu);
+    alive = false;
+  }
+};
+
+Connection::Connection(tcp::socket sock, std::shared_ptr<Hub> hub)
+    : stream_(std::move(sock)),
+      hub_(std::move(hub)),
+      buffer_(kReadBufferMax),
+      keepalive_timer_(stream_.get_executor()),
+      deadline_timer_(stream_.get_executor()),
+      peer_timer_(stream_.get_executor()) {
+  set_phase(Phase::Idle);
+}
+
+Connection::~Connection() {
+  if (wake_) wake_->cut();
+  if (body_) body_->abandon("connection closed");
+  if (joined_) hub_->leave(entry_);
+}
+
+std::chrono::steady_clock::time_point Connection::phase_since() const {
+  return Clock::time_point(Clock::duration(phase_since_ns_.load()));
+}
+
+void Connection::set_phase(Phase p) {
+  phase_since_ns_.store(Clock::now().time_since_epoch().count());
+  phase_.store(p);
+}
+
+void Connection::start() {
+  join();
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->wait_request(); });
+}
+
+void Connection::join() {
+  entry_ = hub_->join(shared_from_this());
+  joined_ = true;
+  beast::error_code ec;
+  stream_.socket().set_option(tcp::no_delay(true), ec);
+}
+
+// Never reads a request: the 503 is the only thing this connection does.
+void Connection::reject() {
+  join();
+  hub_->rejected++;
+  HttpResponse res = hub_->app.error_response([] {
+    ApiError e(503, "too many open connections (--max-connections); retry shortly", "",
+               "overloaded_error", "too_many_connections");
+    e.retry_after_s = 1;
+    return e;
+  }());
+  closing_ = true;
+  net::dispatch(stream_.get_executor(),
+                [self = shared_from_this(), res = std::move(res)]() mutable {
+                  self->set_phase(Phase::Responding);
+                  self->write_whole(std::move(res));
+                });
+}
+
+void Connection::close_if_waiting() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] {
+    Phase p = self->phase();
+    if (p == Phase::Idle || p == Phase::Head) self->close();
+  });
+}
+
+void Connection::begin_shutdown() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] {
+    self->closing_ = true;
+    Phase p = self->phase();
+    if (p == Phase::Idle || p == Phase::Head || p == Phase::Body) self->close();
+  });
+}
+
+void Connection::force_close() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] { self->close(); });
+}
+
+// Idle: wait for the first byte of the next request (keep-alive), then start the head deadline.
+void Connection::wait_request() {
+  if (closing_ || hub_->stopping) return close();
+  set_phase(Phase::Idle);
+  if (buffer_.size() > 0) return read_head();
+  stream_.expires_after(hub_->opts.idle_timeout);
+  auto buf = buffer_.prepare(4096);
+  stream_.async_read_some(buf, [self = shared_from_this()](beast::error_code ec, size_t n) {
+    if (ec) {
+      if (ec == beast::error::timeout) return self->close();  // an idle keep-alive ends quietly
+      return self->on_io_error(ec, "waiting for a request");
+    }
+    self->buffer_.commit(n);
+    self->read_head();
+  });
+}
+
+void Connection::read_head() {
+  set_phase(Phase::Head);
+  parser_.emplace();
+  parser_->header_limit(static_cast<uint32_t>(hub_->opts.limits.max_head_bytes));
+  parser_->body_limit(hub_->opts.limits.max_body_bytes);
+  stream_.expires_never();
+  arm_deadline(hub_->opts.header_timeout);
+  http::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_head(ec); });
+}
+
+void Connection::arm_deadline(std::chrono::milliseconds d) {
+  deadline_hit_ = false;
+  uint64_t seq = ++deadline_seq_;
+  deadline_timer_.expires_after(d);
+  deadline_timer_.async_wait([self = shared_from_this(), seq](beast::error_code ec) {
+    if (ec || seq != self->deadline_seq_) return;
+    self->deadline_hit_ = true;
+    beast::error_code cec;
+    self->stream_.socket().cancel(cec);
+  });
+}
+
+bool Connection::disarm_deadline() {
+  ++deadline_seq_;
+  deadline_timer_.cancel();
+  return deadline_hit_;
+}
+
+void Connection::on_head(beast::error_code ec) {
+  if (disarm_deadline()) {
+    hub_->timed_out++;
+    return fail(ApiError(408, "the request head did not arrive in time (--header-timeout-s)", "",
+                         "invalid_request_error", "request_timeout"));
+  }
+  if (ec && is_disconnect(ec)) return close();
+  if (ec) {
+    // Beast stores the start line as soon as it is parsed, before the header fields.
+    bool start_line = !parser_->get().target().empty();
+    return fail(parse_error(ec, start_line, hub_->opts.limits));
+  }
+  const auto& head = parser_->get().base();
+  version_ = head.version();
+  keep_alive_ = parser_->keep_alive();
+  if (auto err = check_head(head, hub_->opts.limits)) return fail(*err);
+  Dispatch d = hub_->app.dispatch(head);
+  if (d.early) {
+    // Refused on its head: its body (if any) is unread, and a client that sent a request we
+    // refuse this early gets no second chance on this connection.
+    closing_ = true;
+    return respond(std::move(*d.early));
+  }
+  if (parser_->is_done()) return handle(std::move(d));
+  pending_ = std::move(d);
+  auto expect = head[http::field::expect];
+  if (beast::iequals(expect, "100-continue") && version_ == 11) {
+    static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    stream_.expires_after(hub_->opts.send_timeout);
+    net::async_write(stream_, net::buffer(kContinue),
+                     [self = shared_from_this()](beast::error_code wec, size_t) {
+                       if (wec) return self->on_io_error(wec, "writing 100 Continue");
+                       self->read_body();
+                     });
+    return;
+  }
+  read_body();
+}
+
+void Connection::read_body() {
+  set_phase(Phase::Body);
+  stream_.expires_never();
+  arm_deadline(hub_->opts.body_timeout);
+  http::async_read(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_body(ec); });
+}
+
+void Connection::on_body(beast::error_code ec) {
+  Dispatch d = std::move(*pending_);
+  pending_.reset();
+  if (disarm_deadline()) {
+    hub_->timed_out++;
+    return fail(ApiError(408, "the request body did not arrive in time (--body-timeout-s)", "",
+                         "invalid_request_error", "request_timeout"));
+  }
+  if (ec && is_disconnect(ec) && ec != http::error::end_of_stream) return close();
+  if (ec) return fail(parse_error(ec, true, hub_->opts.limits));
+  handle(std::move(d));
+}
+
+void Connection::handle(Dispatch d) {
+  set_phase(Phase::Handling);
+  stream_.expires_never();
+  auto msg = parser_->release();
+  HttpRequest req{std::string(msg.method_string()), std::string(target_path(msg.target())),
+                  std::move(msg.body())};
+  parser_.reset();
+  if (!d.heavy) return respond(d.handle(req));
+  net::post(hub_->workers, [self = shared_from_this(), d = std::move(d), req = std::move(req)] {
+    HttpResponse res = d.handle(req);
+    net::post(self->stream_.get_executor(),
+              [self, res = std::move(res)]() mutable { self->respond(std::move(res)); });
+  });
+}
+
+void Connection::respond(HttpResponse res) {
+  if (phase() == Phase::Closed) {
+    if (res.async) res.async->abandon("connection closed");
+    return;
+  }
+  set_phase(Phase::Responding);
+  if (!res.async) return write_whole(std::move(res));
+  start_async(std::move(res.async));
+}
+
+void Connection::write_whole(HttpResponse res) {
+  hub_->app.on_response(res.status);
+  auto msg = std::make_shared<http::response<http::string_body>>(
+      static_cast<http::status>(res.status), version_ == 10 ? 10 : 11);
+  msg->set(http::field::server, "baton");
+  msg->set(http::field::content_type, res.content_type);
+  for (auto& [k, v] : res.headers) msg->set(k, v);
+  msg->body() = std::move(res.body);
+  bool keep = keep_alive_ && !closing_ && !hub_->stopping;
+  msg->keep_alive(keep);
+  msg->prepare_payload();
+  write_hold_ = msg;
+  stream_.expires_after(hub_->opts.send_timeout);
+  http::async_write(stream_, *msg, [self = shared_from_this(), keep](beast::error_code ec, size_t) {
+    self->write_hold_.reset();
+    if (ec) return self->on_io_error(ec, "writing the response");
+    self->after_response(keep);
+  });
+}
+
+void Connection::start_async(std::shared_ptr<AsyncBody> body) {
+  body_ = std::move(body);
+  streaming_ = body_->streams();
+  body_done_ = false;
+  wake_ = std::make_shared<WakeLink>();
+  wake_->conn = weak_from_this();
+  wake_->exec = stream_.get_executor();
+  body_->set_wakeup([link = wake_] { link->wake(); });
+  ++watch_seq_;  // a watch left from an earlier response on this connection ends
+  watch_peer();
+  last_write_ = Clock::now();
+  if (streaming_) {
+    hub_->app.on_response(200);
+    chunked_ = version_ == 11;
+    auto head = std::make_shared<http::response<http::empty_body>>(http::status::ok,
+                                                                   version_ == 10 ? 10 : 11);
+    head->set(http::field::server, "baton");
+    head->set(http::field::content_type, "text/event-stream");
+    head->set(http::field::cache_control, "no-cache");
+    head->set("X-Accel-Buffering", "no");
+    // HTTP/1.0 has no chunked coding: the body ends when the connection closes.
+    if (chunked_) head->chunked(true);
+    head->keep_alive(chunked_ && keep_alive_ && !closing_);
+    if (!chunked_) closing_ = true;
+    auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*head);
+    write_hold_ = std::make_shared<std::pair<decltype(head), decltype(sr)>>(head, sr);
+    writing_ = true;
+    stream_.expires_after(hub_->opts.send_timeout);
+    http::async_write_header(stream_, *sr,
+                             [self = shared_from_this()](beast::error_code ec, size_t) {
+                               self->writing_ = false;
+                               self->write_hold_.reset();
+                               if (ec) return self->on_io_error(ec, "writing the stream head");
+                               self->pump(false);
+                             });
+  } else {
+    pump(false);
+  }
+  arm_keepalive();
+}
+
+// Pulls what the body has and writes it; one write in flight at a time, so a client that does
+// not read stops the pulling, its request's channel fills, and the engine loop pauses it.
+void Connection::pump(bool keepalive_due) {
+  if (!body_ || phase() != Phase::Responding) return;
+  if (writing_) {
+    pump_again_ = true;
+    return;
+  }
+  std::string chunk;
+  HttpResponse final;
+  bool done = body_->pull(keepalive_due, chunk, final);
+  if (!streaming_) {
+    if (!done) return;
+    auto body = std::move(body_);
+    body_.reset();
+    wake_->cut();
+    keepalive_timer_.cancel();
+    write_whole(std::move(final));
+    return;
+  }
+  if (chunk.empty() && !done) return;
+  write_chunk(std::move(chunk), done);
+}
+
+void Connection::write_chunk(std::string bytes, bool last) {
+  auto data = std::make_shared<std::string>(std::move(bytes));
+  writing_ = true;
+  body_done_ = last;
+  last_write_ = Clock::now();
+  stream_.expires_after(hub_->opts.send_timeout);
+  auto done = [self = shared_from_this(), data](beast::error_code ec, size_t) {
+    self->writing_ = false;
+    if (ec) return self->on_io_error(ec, "writing the stream");
+    if (self->body_done_) {
+      self->body_.reset();
+      self->wake_->cut();
+      self->keepalive_timer_.cancel();
+      return self->after_response(self->chunked_ && self->keep_alive_ && !self->closing_);
+    }
+    if (self->pump_again_) {
+      self->pump_again_ = false;
+      self->pump(false);
+    }
+  };
+  if (!chunked_) {
+    net::async_write(stream_, net::buffer(*data), std::move(done));
+    return;
+  }
+  if (last) {
+    // The final data chunk and the terminating zero-length chunk in one write.
+    if (!data->empty()) {
+      char size_hex[20];
+      int n = std::snprintf(size_hex, sizeof(size_hex), "%zx\r\n", data->size());
+      data->insert(0, size_hex, static_cast<size_t>(n));
+      *data += "\r\n";
+    }
+    *data += "0\r\n\r\n";
+    net::async_write(stream_, net::buffer(*data), std::move(done));
+    return;
+  }
+  net::async_write(stream_, http::make_chunk(net::buffer(*data)), std::move(done));
+}
+
+// Notices a client that hangs up while its answer is still being generated. Bytes it pipelines
+// meanwhile are read into buffer_, where the next request's head is parsed from, so the close
+// that may follow them is still seen; past kPipelinedReadAhead the socket is polled instead.
+void Connection::watch_peer() {
+  stream_.socket().async_wait(tcp::socket::wait_read,
+                              [self = shared_from_this(), seq = watch_seq_](beast::error_code ec) {
+                                if (ec || !self->watching(seq)) return;
+                                self->on_peer_readable();
+                              });
+}
+
+bool Connection::watching(uint64_t seq) const {
+  return seq == watch_seq_ && body_ && phase() == Phase::Responding;
+}
+
+void Connection::on_peer_readable() {
+  if (buffer_.size() >= kPipelinedReadAhead) return poll_peer_later();
+  // A raw non-blocking read: Asio's own receive() would block this I/O thread when the
+  // readiness was stale (the bytes already taken by a read).
+  auto room = buffer_.prepare(std::min<size_t>(4096, kPipelinedReadAhead - buffer_.size()));
+  ssize_t n = ::recv(stream_.socket().native_handle(), room.data(), room.size(), MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return watch_peer();
+  if (n <= 0) return peer_gone();
+  // A pipelined request: kept for when this response is done.
+  buffer_.commit(static_cast<size_t>(n));
+  watch_peer();
+}
+
+// The read-ahead is full, so readiness would report the same unread bytes again and again:
+// ask the kernel now and then whether the peer has shut its side instead.
+void Connection::poll_peer_later() {
+  peer_timer_.expires_after(kPeerPollInterval);
+  peer_timer_.async_wait([self = shared_from_this(), seq = watch_seq_](beast::error_code ec) {
+    if (ec || !self->watching(seq)) return;
+    pollfd p{self->stream_.socket().native_handle(), POLLRDHUP, 0};
+    if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) {
+      return self->peer_gone();
+    }
+    self->poll_peer_later();
+  });
+}
+
+void Connection::peer_gone() {
+  body_->abandon("client closed the connection");
+  close();
+}
+
+void Connection::arm_keepalive() {
+  keepalive_timer_.expires_after(hub_->opts.keepalive);
+  keepalive_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || !self->body_) return;
+    bool due = Clock::now() - self->last_write_ >= self->hub_->opts.keepalive;
+    self->pump(due);
+    self->arm_keepalive();
+  });
+}
+
+void Connection::after_response(bool keep_alive) {
+  body_.reset();
+  if (!keep_alive || closing_ || hub_->stopping) return linger_close();
+  wait_request();
+}
+
+void Connection::fail(const ApiError& e) {
+  closing_ = true;
+  set_phase(Phase::Responding);
+  write_whole(hub_->app.error_response(e));
+}
+
+void Connection::on_io_error(beast::error_code ec, const char* during) {
+  if (ec == beast::error::timeout) {
+    hub_->timed_out++;
+    log::info("closing a connection: {} took past its deadline", during);
+  } else if (!is_disconnect(ec)) {
+    log::debug("closing a connection: {} failed: {}", during, ec.message());
+  }
+  close();
+}
+
+// After an error answer the client may still be sending: read and drop a bounded amount for a
+// short while so the close does not become a reset that destroys the answer in flight.
+void Connection::linger_close() {
+  set_phase(Phase::Closed);
+  if (wake_) wake_->cut();
+  keepalive_timer_.cancel();
+  beast::error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+  if (ec) return close();
+  stream_.expires_after(hub_->opts.linger);
+  linger_read(std::make_shared<std::vector<char>>(16384), 0);
+}
+
+void Connection::linger_read(std::shared_ptr<std::vector<char>> buf, size_t drained) {
+  auto b = net::buffer(*buf);
+  stream_.async_read_some(b, [self = shared_from_this(), buf = std::move(buf), drained](
+                                 beast::error_code ec, size_t n) mutable {
+    if (ec || drained + n > kLingerBytes) return self->close();
+    self->linger_read(std::move(buf), drained + n);
+  });
+}
+
+void Connection::close() {
+  if (body_) {
+    body_->abandon("the connection closed");
+    body_.reset();
+  }
+  if (wake_) wake_->cut();
+  set_phase(Phase::Closed);
+  beast::error_code ec;
+  keepalive_timer_.cancel();
+  deadline_timer_.cancel();
+  peer_timer_.cancel();
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  stream_.socket().close(ec);
+}
+
+}  // namespace baton::server
