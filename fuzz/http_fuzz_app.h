@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "server/answer/backend.h"
-#include "server/answer/text_codec.h"
 #include "server/http/http_transport.h"
 #include "server/http/request_pipeline.h"
 #include "server/http_server.h"
+#include "tokenizer/text_codec.h"
 
 namespace baton::server::fuzzing {
 
@@ -26,7 +26,7 @@ inline constexpr const char* kFuzzModel = "fuzz-model";
 inline constexpr int32_t kFuzzCtx = 4096;
 
 // One token per byte in and the byte itself out, so decoded text can be invalid UTF-8.
-class ByteCodec : public TextCodec {
+class ByteCodec : public tokenizer::TextCodec {
  public:
   std::vector<int32_t> encode(const std::string& text, bool add_bos, bool) const override {
     std::vector<int32_t> out;
@@ -50,8 +50,8 @@ class ByteCodec : public TextCodec {
     for (int32_t t : tokens) s += piece(t);
     return s;
   }
-  std::unique_ptr<TextStream> stream(const std::vector<int32_t>&, bool) const override {
-    struct S : TextStream {
+  std::unique_ptr<tokenizer::TextStream> stream(const std::vector<int32_t>&, bool) const override {
+    struct S : tokenizer::TextStream {
       std::string push(int32_t t) override { return std::string(1, static_cast<char>(t)); }
       std::string flush() override { return ""; }
     };

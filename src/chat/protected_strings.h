@@ -4,8 +4,9 @@
 // in the context's strings is replaced by a sentinel: two characters from Unicode's
 // supplementary private use area that the template copies through like any other text. After
 // rendering, restore() puts the original text back and reports where it stands, and the
-// tokenizer does not parse control tokens inside those ranges (TextCodec::encode_rendered).
-// Template text itself is never touched, so the template's own markers stay special tokens.
+// tokenizer does not parse control tokens inside those ranges
+// (tokenizer::TextCodec::encode_rendered). Template text itself is never touched, so the template's
+// own markers stay special tokens.
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>

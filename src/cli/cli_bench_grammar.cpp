@@ -16,7 +16,7 @@
 #include "engine/sampler.h"
 #include "grammar/json_schema.h"
 #include "grammar/token_mask.h"
-#include "server/answer/tokenizer_codec.h"
+#include "tokenizer/tokenizer_codec.h"
 
 namespace baton::cli {
 namespace {
@@ -130,7 +130,7 @@ void run(const Args& a) {
   auto eng = engine::load_llama_engine(a.model, a.engine);
   const auto info = eng->info();
   eng->allocate_kv((8 + a.gen + info.block_size) / info.block_size + 1);
-  server::TokenizerCodec codec(eng->tokenizer());
+  tokenizer::TokenizerCodec codec(eng->tokenizer());
   t0 = std::chrono::steady_clock::now();
   std::vector<std::string> bytes(info.n_vocab);
   for (int32_t id = 0; id < info.n_vocab; ++id) bytes[id] = codec.token_bytes(id);

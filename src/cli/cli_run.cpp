@@ -11,11 +11,11 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "constraint/constraint_compiler.h"
 #include "engine/generate.h"
 #include "engine/llama_engine.h"
-#include "server/answer/output_constraint.h"
-#include "server/answer/tokenizer_codec.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer_codec.h"
 
 namespace baton::cli {
 namespace {
@@ -40,16 +40,16 @@ std::string read_file(const std::string& path, const char* flag) {
 }
 
 // --grammar / --json-schema / --regex: the same structured output as the server's fields.
-server::ConstraintSpec constraint_spec(const RunArgs& a) {
-  server::ConstraintSpec spec;
+constraint::ConstraintSpec constraint_spec(const RunArgs& a) {
+  constraint::ConstraintSpec spec;
   const int given = !a.grammar_file.empty() + !a.schema_file.empty() + !a.regex.empty();
   if (given > 1) throw std::runtime_error("run: give one of --grammar, --json-schema, --regex");
   if (!a.grammar_file.empty()) {
-    spec.kind = server::ConstraintSpec::Kind::Grammar;
+    spec.kind = constraint::ConstraintSpec::Kind::Grammar;
     spec.text = read_file(a.grammar_file, "--grammar");
     spec.field = "--grammar";
   } else if (!a.schema_file.empty()) {
-    spec.kind = server::ConstraintSpec::Kind::JsonSchema;
+    spec.kind = constraint::ConstraintSpec::Kind::JsonSchema;
     try {
       spec.schema = nlohmann::ordered_json::parse(read_file(a.schema_file, "--json-schema"));
     } catch (const nlohmann::json::parse_error& e) {
@@ -57,7 +57,7 @@ server::ConstraintSpec constraint_spec(const RunArgs& a) {
     }
     spec.field = "--json-schema";
   } else if (!a.regex.empty()) {
-    spec.kind = server::ConstraintSpec::Kind::Regex;
+    spec.kind = constraint::ConstraintSpec::Kind::Regex;
     spec.text = a.regex;
     spec.field = "--regex";
   }
@@ -83,8 +83,8 @@ void run_generate(const RunArgs& a) {
     prompt.push_back(tok.bos_id());
   }
   engine::GenerateOptions go;
-  server::TokenizerCodec codec(tok);
-  server::ConstraintCompiler compiler(codec);
+  tokenizer::TokenizerCodec codec(tok);
+  constraint::ConstraintCompiler compiler(codec);
   std::shared_ptr<engine::TokenConstraint> constraint;
   if (const auto spec = constraint_spec(a); spec.active()) {
     constraint = compiler.make(compiler.compile(spec), {}, a.n);

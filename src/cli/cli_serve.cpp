@@ -21,9 +21,9 @@
 #include "gguf/gguf_file.h"
 #include "sched/engine_loop.h"
 #include "server/answer/backend.h"
-#include "server/answer/tokenizer_codec.h"
 #include "server/api/chat_prompt.h"
 #include "server/http_server.h"
+#include "tokenizer/tokenizer_codec.h"
 #include "toolcall/output_format.h"
 #include "util/log.h"
 
@@ -168,7 +168,7 @@ void serve(ServeArgs a, bool ctx_given) {
     log::warn("--ctx {} is over the model's trained context {}; quality past it is not expected",
               a.sched.ctx, trained);
   }
-  server::TokenizerCodec codec(eng->tokenizer());
+  tokenizer::TokenizerCodec codec(eng->tokenizer());
   sched::EngineLoop loop(*eng, a.sched);
   loop.start();
   server::EngineLoopBackend backend(loop);

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "constraint/constraint_compiler.h"
+
 namespace baton::server {
 
 std::string error_type_for_status(int status) {
@@ -27,6 +29,10 @@ ApiError::ApiError(int status_, const std::string& message, std::string param_, 
 
 ApiError bad_request(const std::string& message, const std::string& param) {
   return ApiError(400, message, param);
+}
+
+ApiError bad_request(const constraint::ConstraintError& e) {
+  return ApiError(400, e.what(), e.field, "invalid_request_error", e.code);
 }
 
 nlohmann::json error_json(const ApiError& e) {

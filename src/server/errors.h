@@ -5,6 +5,10 @@
 #include <stdexcept>
 #include <string>
 
+namespace baton::constraint {
+struct ConstraintError;
+}
+
 namespace baton::server {
 
 class ApiError : public std::runtime_error {
@@ -20,6 +24,8 @@ class ApiError : public std::runtime_error {
 
 // 400 invalid_request_error naming the field.
 ApiError bad_request(const std::string& message, const std::string& param = "");
+// A structured-output spec that does not compile: 400 naming its field, with its code.
+ApiError bad_request(const constraint::ConstraintError& e);
 // The JSON body for an error, as an object (an SSE error event) and as text (a response body).
 nlohmann::json error_json(const ApiError& e);
 std::string error_body(const ApiError& e);

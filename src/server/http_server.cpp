@@ -210,8 +210,8 @@ int HttpServer::start() {
   return port_;
 }
 
-void HttpServer::attach(Backend& backend, const TextCodec& codec, int32_t max_tokens_limit,
-                        const ModelTemplates& model_templates) {
+void HttpServer::attach(Backend& backend, const tokenizer::TextCodec& codec,
+                        int32_t max_tokens_limit, const ModelTemplates& model_templates) {
   auto chat = make_chat_setup(impl_->opts.chat, model_templates, codec);
   log::info("chat template: {}; tool calls: {}; reasoning: {}", chat->origin, chat->tool_format,
             chat->reasoning ? "split into reasoning_content" : "inline");
@@ -220,7 +220,7 @@ void HttpServer::attach(Backend& backend, const TextCodec& codec, int32_t max_to
   auto c = std::make_unique<ServeContext>(
       ServeContext{impl_->opts, backend, codec, std::move(chat), backend.config().ctx,
                    static_cast<int64_t>(std::time(nullptr)), [this] { return impl_->counters(); },
-                   std::make_shared<ConstraintCompiler>(codec)});
+                   std::make_shared<constraint::ConstraintCompiler>(codec)});
   impl_->ctx_owner = std::move(c);
   impl_->ctx.store(impl_->ctx_owner.get());
 }

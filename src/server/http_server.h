@@ -15,8 +15,8 @@
 #include <string>
 
 #include "server/answer/backend.h"
-#include "server/answer/text_codec.h"
 #include "server/ops/metrics_text.h"
+#include "tokenizer/text_codec.h"
 
 namespace baton::server {
 
@@ -79,7 +79,7 @@ class HttpServer {
   // `max_tokens_limit` 0: the backend's context. `model_templates`: the GGUF's chat templates
   // (empty when it has none). Throws std::runtime_error when the chat template (the model's or
   // --chat-template's) does not compile or the chat options are invalid.
-  void attach(Backend& backend, const TextCodec& codec, int32_t max_tokens_limit = 0,
+  void attach(Backend& backend, const tokenizer::TextCodec& codec, int32_t max_tokens_limit = 0,
               const ModelTemplates& model_templates = {});
   // Stops listening, lets responses in progress finish for up to `drain` (their requests should
   // already be finished or cancelled, as after EngineLoop::shutdown), then closes everything.

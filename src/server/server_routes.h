@@ -5,25 +5,25 @@
 #include <functional>
 #include <string>
 
+#include "constraint/constraint_compiler.h"
 #include "server/answer/backend.h"
-#include "server/answer/output_constraint.h"
-#include "server/answer/text_codec.h"
 #include "server/api/chat_prompt.h"
 #include "server/errors.h"
 #include "server/http/http_types.h"
 #include "server/http_server.h"
+#include "tokenizer/text_codec.h"
 
 namespace baton::server {
 
 struct ServeContext {
   const ServerOptions& opts;
   Backend& backend;
-  const TextCodec& codec;
+  const tokenizer::TextCodec& codec;
   std::shared_ptr<const ChatSetup> chat;
   int32_t ctx = 0;      // most tokens one request may hold (prompt + generated)
   int64_t created = 0;  // unix time the model was attached (for /v1/models)
   std::function<ServerCounters()> counters;
-  std::shared_ptr<ConstraintCompiler> constraints;  // response_format, grammar, regex
+  std::shared_ptr<constraint::ConstraintCompiler> constraints;  // response_format, grammar, regex
 };
 
 void handle_chat(const ServeContext& c, const HttpRequest& req, HttpResponse& res);

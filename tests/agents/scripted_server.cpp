@@ -17,8 +17,8 @@
 #include "scripted/script.h"
 #include "scripted/scripted_backend.h"
 #include "scripted/vocab.h"
-#include "server/answer/tokenizer_codec.h"
 #include "server/http_server.h"
+#include "tokenizer/tokenizer_codec.h"
 
 namespace {
 
@@ -45,7 +45,7 @@ int serve(const Args& a, const sigset_t& signals) {
   auto vocab = agents::load_vocab(*gguf, added, a.eot);
   auto tok = tokenizer::Tokenizer::from_spec(vocab);
   auto replies = agents::reply_tokenizer(vocab);
-  server::TokenizerCodec codec(*tok);
+  tokenizer::TokenizerCodec codec(*tok);
   auto script = agents::Script::load(a.script);
   agents::RequestLog log(a.log);
 

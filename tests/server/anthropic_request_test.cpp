@@ -260,7 +260,7 @@ TEST(AnthropicRequest, StructuredOutput) {
   body["output_config"] = {{"effort", "low"},
                            {"format", {{"type", "json_schema"}, {"schema", {{"type", "object"}}}}}};
   auto c = parse_body(body).chat.common;
-  EXPECT_EQ(c.constraint.kind, ConstraintSpec::Kind::JsonSchema);
+  EXPECT_EQ(c.constraint.kind, constraint::ConstraintSpec::Kind::JsonSchema);
   EXPECT_EQ(c.constraint.schema, nlohmann::ordered_json({{"type", "object"}}));
   body["output_config"]["format"] = {{"type", "xml"}};
   EXPECT_EQ(refusal(body).param, "output_config.format");

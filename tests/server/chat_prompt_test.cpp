@@ -9,10 +9,10 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "server/answer/tokenizer_codec.h"
 #include "server/errors.h"
 #include "server/server_fixture.h"
 #include "server/vocab_support.h"
+#include "tokenizer/tokenizer_codec.h"
 
 namespace baton::server {
 namespace {
@@ -47,7 +47,7 @@ int count(const std::vector<int32_t>& tokens, int32_t id) {
   return static_cast<int>(std::count(tokens.begin(), tokens.end(), id));
 }
 
-void expect_same_as_rendered(const TextCodec& codec, const std::string& label) {
+void expect_same_as_rendered(const tokenizer::TextCodec& codec, const std::string& label) {
   auto setup = make_chat_setup({}, {}, codec);
   for (const auto& req : benign_conversations()) {
     ChatPrompt p = build_chat_prompt(*setup, req, codec);
@@ -57,7 +57,7 @@ void expect_same_as_rendered(const TextCodec& codec, const std::string& label) {
 }
 
 void expect_no_injection(const tokenizer::Tokenizer& tok, const std::string& label) {
-  TokenizerCodec codec(tok);
+  tokenizer::TokenizerCodec codec(tok);
   const int32_t im_start = tok.token_id("<|im_start|>").value();
   const int32_t im_end = tok.token_id("<|im_end|>").value();
   auto setup = make_chat_setup({}, {}, codec);
@@ -106,7 +106,7 @@ std::unique_ptr<tokenizer::Tokenizer> tiny_chatml_spm() {
 
 TEST(ChatPrompt, TinySentencePieceVocabulary) {
   auto tok = tiny_chatml_spm();
-  TokenizerCodec codec(*tok);
+  tokenizer::TokenizerCodec codec(*tok);
   expect_same_as_rendered(codec, "tiny-spm");
   expect_no_injection(*tok, "tiny-spm");
 }
@@ -115,7 +115,7 @@ TEST(ChatPrompt, RealByteLevelBpeVocabularies) {
   for (const char* pre : {"", "qwen2", "llama3"}) {
     auto tok = testing::chatml_vocab("gpt-2", pre);
     if (!tok) GTEST_SKIP() << "needs ../shared/" << testing::vocab_file("gpt-2");
-    TokenizerCodec codec(*tok);
+    tokenizer::TokenizerCodec codec(*tok);
     const std::string label = std::string("gpt-2 pre=") + pre;
     expect_same_as_rendered(codec, label);
     expect_no_injection(*tok, label);
@@ -125,14 +125,14 @@ TEST(ChatPrompt, RealByteLevelBpeVocabularies) {
 TEST(ChatPrompt, RealSentencePieceVocabulary) {
   auto tok = testing::chatml_vocab("llama-spm");
   if (!tok) GTEST_SKIP() << "needs ../shared/" << testing::vocab_file("llama-spm");
-  TokenizerCodec codec(*tok);
+  tokenizer::TokenizerCodec codec(*tok);
   expect_same_as_rendered(codec, "llama-spm");
   expect_no_injection(*tok, "llama-spm");
 }
 
 TEST(ChatPrompt, InjectionThroughToolResultsArgumentsAndToolDescriptions) {
   auto tok = tiny_chatml_spm();
-  TokenizerCodec codec(*tok);
+  tokenizer::TokenizerCodec codec(*tok);
   auto setup = make_chat_setup({}, {}, codec);
   ojson body = {{"messages",
                  {{{"role", "user"}, {"content", "go"}},

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "server/answer/output_constraint.h"
+#include "constraint/constraint_compiler.h"
 #include "server/errors.h"
 #include "server/server_fixture.h"
 
@@ -14,19 +14,20 @@ using testing::FakeCodec;
 using testing::parse;
 using testing::ServerHarness;
 
-ConstraintSpec gbnf_spec(std::string text) {
-  ConstraintSpec spec;
-  spec.kind = ConstraintSpec::Kind::Grammar;
+constraint::ConstraintSpec gbnf_spec(std::string text) {
+  constraint::ConstraintSpec spec;
+  spec.kind = constraint::ConstraintSpec::Kind::Grammar;
   spec.field = "grammar";
   spec.text = std::move(text);
   return spec;
 }
 
 // The 400 that compiling `text` gets ("" when it compiles).
-std::string refusal(ConstraintCompiler& cc, std::string text) {
+std::string refusal(constraint::ConstraintCompiler& cc, std::string text) {
   try {
     cc.compile(gbnf_spec(std::move(text)));
-  } catch (const ApiError& e) {
+  } catch (const constraint::ConstraintError& refused) {
+    const ApiError e = bad_request(refused);  // what the server answers with
     EXPECT_EQ(e.status, 400);
     EXPECT_EQ(e.param, "grammar");
     EXPECT_EQ(e.code, "invalid_grammar");
@@ -37,7 +38,7 @@ std::string refusal(ConstraintCompiler& cc, std::string text) {
 
 TEST(GrammarLimitsServer, OverALimitIsA400NamingIt) {
   FakeCodec codec;
-  ConstraintCompiler cc(codec);
+  constraint::ConstraintCompiler cc(codec);
   std::string e =
       refusal(cc, "root ::= " + std::string(30000, '(') + "\"a\"" + std::string(30000, ')'));
   EXPECT_NE(e.find("nested deeper than 1000"), std::string::npos) << e;
@@ -57,7 +58,7 @@ TEST(GrammarLimitsServer, OverALimitIsA400NamingIt) {
 
 TEST(GrammarLimitsServer, TheGrammarCacheIsBoundedInBytes) {
   FakeCodec codec;
-  ConstraintCompiler cc(codec);
+  constraint::ConstraintCompiler cc(codec);
   // Each about 12 MB compiled (a million characters of literal, 12 bytes each: the element and
   // its shortest-completion length); twelve would be 144 MB.
   size_t peak = 0;
@@ -67,14 +68,14 @@ TEST(GrammarLimitsServer, TheGrammarCacheIsBoundedInBytes) {
     ASSERT_TRUE(g);
     peak = std::max(peak, cc.cached_bytes());
   }
-  EXPECT_LE(peak, ConstraintCompiler::kCachedGrammarBytes);
+  EXPECT_LE(peak, constraint::ConstraintCompiler::kCachedGrammarBytes);
   EXPECT_LT(cc.cached_grammars(), 12u);
   EXPECT_GT(cc.cached_grammars(), 0u);
   // One over an eighth of the bytes serves its request but is never kept.
   const size_t before = cc.cached_grammars();
   auto big = cc.compile(gbnf_spec("root ::= \"" + std::string(2'500'000, 'b') + "\""));
   ASSERT_TRUE(big);
-  EXPECT_GT(big->memory_bytes(), ConstraintCompiler::kCachedGrammarBytes / 8);
+  EXPECT_GT(big->memory_bytes(), constraint::ConstraintCompiler::kCachedGrammarBytes / 8);
   EXPECT_EQ(cc.cached_grammars(), before);
   // Small ones are still cached by their text.
   auto a = cc.compile(gbnf_spec("root ::= \"x\""));
@@ -103,7 +104,7 @@ TEST(GrammarLimitsServer, AHostileGrammarOverHttpIsA400AndTheServerStaysUp) {
 // (the request's fault) naming the cause, never a 500, and the server keeps serving.
 TEST(GrammarLimitsServer, AGrammarOverItsStepBudgetMidAnswerIsA400) {
   FakeCodec codec;
-  ConstraintCompiler cc(codec);
+  constraint::ConstraintCompiler cc(codec);
   auto constraint = cc.make(cc.compile(gbnf_spec("root ::= [a-z]* [a-m] [a-z]{10000}")), {});
   ASSERT_TRUE(constraint);
   bool threw = false;

@@ -12,12 +12,12 @@
 #include "engine/llama_engine.h"
 #include "sched/engine_loop.h"
 #include "server/answer/backend.h"
-#include "server/answer/tokenizer_codec.h"
 #include "server/http_server.h"
 #include "server_fixture.h"
 #include "sse_client.h"
 #include "support/shared_files.h"
 #include "synth/synth_model.h"
+#include "tokenizer/tokenizer_codec.h"
 
 namespace baton::server::testing {
 namespace {
@@ -48,7 +48,7 @@ class RealServer {
     loop_ = std::make_unique<sched::EngineLoop>(*eng_, sc);
     loop_->start();
     backend_ = std::make_unique<EngineLoopBackend>(*loop_);
-    codec_ = std::make_unique<TokenizerCodec>(eng_->tokenizer());
+    codec_ = std::make_unique<tokenizer::TokenizerCodec>(eng_->tokenizer());
     ServerOptions so;
     so.port = 0;
     so.model_id = "real";
@@ -74,7 +74,7 @@ class RealServer {
     go.max_tokens = n;
     go.sampling.temperature = 0;
     auto r = engine::generate(*ref_, ids, go);
-    // Decoded as a continuation of the prompt (see TextCodec::stream).
+    // Decoded as a continuation of the prompt (see tokenizer::TextCodec::stream).
     tokenizer::StreamDecoder dec(tok());
     for (int32_t id : ids) dec.push(id);
     std::string text;
@@ -86,7 +86,7 @@ class RealServer {
   std::unique_ptr<engine::LlamaEngine> eng_, ref_;
   std::unique_ptr<sched::EngineLoop> loop_;
   std::unique_ptr<EngineLoopBackend> backend_;
-  std::unique_ptr<TokenizerCodec> codec_;
+  std::unique_ptr<tokenizer::TokenizerCodec> codec_;
   std::unique_ptr<HttpServer> http_;
   int port_ = 0;
 };

@@ -251,13 +251,13 @@ TEST(ResponsesRequest, TextFormatConstrainsTheAnswer) {
       R"("x": {"type": "number"}}}}, "verbosity": "low"}})";
   auto r = parse_responses_request(body, limits());
   const auto& c = r.chat.common.constraint;
-  EXPECT_EQ(c.kind, ConstraintSpec::Kind::JsonSchema);
+  EXPECT_EQ(c.kind, constraint::ConstraintSpec::Kind::JsonSchema);
   EXPECT_EQ(c.field, "text.format");
   EXPECT_EQ(c.schema["properties"].begin().key(), "y");
   EXPECT_EQ(r.echo.settings["text"]["format"]["name"], "point");
   EXPECT_EQ(r.echo.settings["text"]["verbosity"], "low");
   auto obj = parse_body({{"input", "p"}, {"text", {{"format", {{"type", "json_object"}}}}}});
-  EXPECT_EQ(obj.chat.common.constraint.kind, ConstraintSpec::Kind::JsonObject);
+  EXPECT_EQ(obj.chat.common.constraint.kind, constraint::ConstraintSpec::Kind::JsonObject);
   auto plain = parse_body({{"input", "p"}, {"text", {{"format", {{"type", "text"}}}}}});
   EXPECT_FALSE(plain.chat.common.constraint.active());
   auto e = refusal({{"input", "p"}, {"text", {{"format", {{"type", "json_schema"}}}}}});

@@ -13,9 +13,9 @@
 
 #include "sched/engine_loop.h"
 #include "server/answer/backend.h"
-#include "server/answer/text_codec.h"
 #include "server/http_server.h"
 #include "support/fake_engine.h"
+#include "tokenizer/text_codec.h"
 
 namespace baton::server::testing {
 
@@ -24,7 +24,7 @@ inline char fake_char(int32_t t) {
   return static_cast<char>(' ' + t % 95);
 }
 
-class FakeCodec : public TextCodec {
+class FakeCodec : public tokenizer::TextCodec {
  public:
   explicit FakeCodec(int32_t n_vocab = 256, bool chatml = false)
       : n_vocab_(n_vocab), chatml_(chatml) {}
@@ -49,8 +49,8 @@ class FakeCodec : public TextCodec {
     for (int32_t t : tokens) s += fake_char(t);
     return s;
   }
-  std::unique_ptr<TextStream> stream(const std::vector<int32_t>&, bool) const override {
-    struct S : TextStream {
+  std::unique_ptr<tokenizer::TextStream> stream(const std::vector<int32_t>&, bool) const override {
+    struct S : tokenizer::TextStream {
       std::string push(int32_t t) override { return std::string(1, fake_char(t)); }
       std::string flush() override { return ""; }
     };

@@ -11,9 +11,9 @@
 
 #include "sched/loop_core.h"
 #include "server/answer/generation.h"
-#include "server/answer/tokenizer_codec.h"
 #include "support/fake_engine.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer_codec.h"
 
 namespace baton::server {
 namespace {
@@ -53,7 +53,7 @@ struct Vocab {
   explicit Vocab(const std::vector<std::string>& pieces) : tok(byte_vocab(pieces)), codec(*tok) {}
   int32_t id(const std::string& piece) const { return tok->token_id(piece).value(); }
   std::unique_ptr<Tokenizer> tok;
-  TokenizerCodec codec;
+  tokenizer::TokenizerCodec codec;
 };
 
 // Feeds tokens and returns the index of the token on which the condition fired (-1: never).

@@ -1,11 +1,11 @@
-// TextCodec::max_token_bytes bounds the input bytes any one token covers, so the server can
-// reject a text prompt that cannot fit in the context without tokenizing it.
+// tokenizer::TextCodec::max_token_bytes bounds the input bytes any one token covers, so the server
+// can reject a text prompt that cannot fit in the context without tokenizing it.
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "server/answer/tokenizer_codec.h"
 #include "server/vocab_support.h"
+#include "tokenizer/tokenizer_codec.h"
 
 namespace baton::server {
 namespace {
@@ -65,7 +65,7 @@ TEST_P(MaxTokenBytes, NoTokenOfARandomTextCoversMoreBytes) {
   tokenizer::VocabSpec spec = testing::shared_vocab_spec(name);
   if (spec.tokens.empty()) GTEST_SKIP() << "needs ../shared/" << testing::vocab_file(name);
   auto tok = tokenizer::Tokenizer::from_spec(std::move(spec));
-  TokenizerCodec codec(*tok);
+  tokenizer::TokenizerCodec codec(*tok);
   const size_t bound = codec.max_token_bytes();
   const int32_t longest = longest_token(*tok);
   EXPECT_EQ(bound, std::max<size_t>(4, tok->token_text(longest).size()));

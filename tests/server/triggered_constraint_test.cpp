@@ -1,6 +1,6 @@
 // tool_choice "auto": output is free until the call opener, held to the call grammar until the
 // call is whole, then free again; an opener inside a reasoning block does not count.
-#include "server/answer/triggered_constraint.h"
+#include "constraint/triggered_constraint.h"
 
 #include <gtest/gtest.h>
 
@@ -17,14 +17,14 @@ std::shared_ptr<const grammar::VocabTrie> vocab() {
   return std::make_shared<grammar::VocabTrie>(bytes, std::vector<int32_t>{kEos});
 }
 
-bool allows(TriggeredConstraint& c, int32_t t) {
+bool allows(constraint::TriggeredConstraint& c, int32_t t) {
   const std::vector<uint64_t>* mask = c.allowed();  // nullptr: anything goes
   return !mask || ((*mask)[t / 64] >> (t % 64)) & 1;
 }
 
-TriggeredConstraint make(TriggeredConstraint::Reasoning r = {}) {
+constraint::TriggeredConstraint make(constraint::TriggeredConstraint::Reasoning r = {}) {
   auto g = grammar::Grammar::parse(R"(root ::= "<tool_call>\n{}\n</tool_call>")");
-  return TriggeredConstraint("<tool_call>", g, vocab(), std::move(r));
+  return constraint::TriggeredConstraint("<tool_call>", g, vocab(), std::move(r));
 }
 
 TEST(TriggeredConstraint, FreeUntilTheOpenerThenHeldToTheCallThenFreeAgain) {

@@ -33,7 +33,8 @@ double mean_logprob(const ChoiceResult& r) {
 
 class AnswerBody : public AsyncBody {
  public:
-  AnswerBody(AnswerPlan plan, const TextCodec& codec, std::unique_ptr<AnswerWriter> writer)
+  AnswerBody(AnswerPlan plan, const tokenizer::TextCodec& codec,
+             std::unique_ptr<AnswerWriter> writer)
       : codec_(codec), writer_(std::move(writer)), plan_(std::move(plan)) {
     runs_.reserve(plan_.choices.size());
     for (auto& c : plan_.choices) {
@@ -256,7 +257,7 @@ class AnswerBody : public AsyncBody {
     return true;
   }
 
-  const TextCodec& codec_;
+  const tokenizer::TextCodec& codec_;
   std::unique_ptr<AnswerWriter> writer_;
   AnswerPlan plan_;
   std::vector<Running> runs_;
@@ -271,7 +272,7 @@ class AnswerBody : public AsyncBody {
 
 }  // namespace
 
-std::shared_ptr<AsyncBody> start_answer(AnswerPlan plan, const TextCodec& codec,
+std::shared_ptr<AsyncBody> start_answer(AnswerPlan plan, const tokenizer::TextCodec& codec,
                                         std::unique_ptr<AnswerWriter> writer) {
   return std::make_shared<AnswerBody>(std::move(plan), codec, std::move(writer));
 }

@@ -15,8 +15,8 @@
 #include "sched/engine_loop.h"
 #include "server/answer/answer_writer.h"
 #include "server/answer/stop_set.h"
-#include "server/answer/text_codec.h"
 #include "server/http/http_types.h"
+#include "tokenizer/text_codec.h"
 
 namespace baton::server {
 
@@ -44,7 +44,7 @@ struct AnswerPlan {
 
 // Submits every leader now (an ApiError from `submit` propagates: nothing has been sent yet) and
 // returns the body that runs the rest.
-std::shared_ptr<AsyncBody> start_answer(AnswerPlan plan, const TextCodec& codec,
+std::shared_ptr<AsyncBody> start_answer(AnswerPlan plan, const tokenizer::TextCodec& codec,
                                         std::unique_ptr<AnswerWriter> writer);
 
 }  // namespace baton::server

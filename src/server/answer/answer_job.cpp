@@ -4,6 +4,7 @@
 
 #include <climits>
 
+#include "constraint/constraint_compiler.h"
 #include "server/answer/answer_body.h"
 #include "server/answer/stop_condition.h"
 #include "server/errors.h"
@@ -121,7 +122,12 @@ void check_model(const ServeContext& c, const std::string& model) {
 
 ConstraintFactory output_constraints(const ServeContext& c, const CommonRequest& common) {
   if (!common.constraint.active()) return {};
-  auto compiled = c.constraints->compile(common.constraint);
+  std::shared_ptr<const grammar::Grammar> compiled;
+  try {
+    compiled = c.constraints->compile(common.constraint);
+  } catch (const constraint::ConstraintError& e) {
+    throw bad_request(e);
+  }
   return [comp = c.constraints, compiled](int32_t max_tokens) {
     return comp->make(compiled, {}, max_tokens);
   };

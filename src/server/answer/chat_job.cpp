@@ -4,10 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "constraint/constraint_compiler.h"
+#include "constraint/triggered_constraint.h"
 #include "server/answer/answer_body.h"
 #include "server/answer/answer_job.h"
 #include "server/answer/tool_grammar.h"
-#include "server/answer/triggered_constraint.h"
 #include "server/errors.h"
 #include "util/log.h"
 
@@ -41,7 +42,11 @@ std::shared_ptr<const grammar::Grammar> forced_call_grammar(const ServeContext& 
         chat.tool_choice == ToolChoice::Named ? "named" : "required", prompt.format->name());
     return nullptr;
   }
-  return c.constraints->compile_gbnf(gbnf, "tools");
+  try {
+    return c.constraints->compile_gbnf(gbnf, "tools");
+  } catch (const constraint::ConstraintError& e) {
+    throw bad_request(e);
+  }
 }
 
 // tool_choice "auto": once the model opens a call, the call is held to the call grammar.
@@ -52,14 +57,14 @@ ConstraintFactory auto_call_constraints(const ServeContext& c, const ChatFields&
   try {
     const std::string gbnf = auto_call_gbnf(format, chat);
     if (gbnf.empty()) return {};
-    TriggeredConstraint::Reasoning thinking;
+    constraint::TriggeredConstraint::Reasoning thinking;
     if (prompt.reasoning.enabled) {
       thinking = {prompt.reasoning.open, prompt.reasoning.close, prompt.reasoning.starts_open};
     }
     auto compiled = c.constraints->compile_gbnf(gbnf, "tools");
     auto vocab = c.constraints->vocab(format.markers());
     return [trigger = format.call_trigger(), compiled, vocab, thinking](int32_t) {
-      return std::make_shared<TriggeredConstraint>(trigger, compiled, vocab, thinking);
+      return std::make_shared<constraint::TriggeredConstraint>(trigger, compiled, vocab, thinking);
     };
   } catch (const std::exception& e) {
     log::info("tool calls in the '{}' format are not constrained: {}", format.name(), e.what());

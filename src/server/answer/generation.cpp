@@ -4,9 +4,9 @@ namespace baton::server {
 
 using sched::FinishReason;
 
-Generation::Generation(std::shared_ptr<sched::RequestHandle> handle, const TextCodec& codec,
-                       std::shared_ptr<const StopSet> stop, bool want_logprobs,
-                       const std::vector<int32_t>& prompt, bool show_special)
+Generation::Generation(std::shared_ptr<sched::RequestHandle> handle,
+                       const tokenizer::TextCodec& codec, std::shared_ptr<const StopSet> stop,
+                       bool want_logprobs, const std::vector<int32_t>& prompt, bool show_special)
     : handle_(std::move(handle)),
       codec_(codec),
       stream_(codec.stream(prompt, show_special)),

@@ -12,8 +12,8 @@
 
 #include "sched/engine_loop.h"
 #include "server/answer/stop_matcher.h"
-#include "server/answer/text_codec.h"
 #include "server/api/openai_objects.h"
+#include "tokenizer/text_codec.h"
 
 namespace baton::server {
 
@@ -25,8 +25,8 @@ struct GenerationDelta {
 
 class Generation {
  public:
-  // `show_special`: control tokens are decoded as their text (TextCodec::stream).
-  Generation(std::shared_ptr<sched::RequestHandle> handle, const TextCodec& codec,
+  // `show_special`: control tokens are decoded as their text (tokenizer::TextCodec::stream).
+  Generation(std::shared_ptr<sched::RequestHandle> handle, const tokenizer::TextCodec& codec,
              std::shared_ptr<const StopSet> stop, bool want_logprobs,
              const std::vector<int32_t>& prompt, bool show_special = false);
   ~Generation();  // cancels a request that has not finished
@@ -56,8 +56,8 @@ class Generation {
   void on_finished(const sched::Event& ev, GenerationDelta& out);
 
   std::shared_ptr<sched::RequestHandle> handle_;
-  const TextCodec& codec_;
-  std::unique_ptr<TextStream> stream_;
+  const tokenizer::TextCodec& codec_;
+  std::unique_ptr<tokenizer::TextStream> stream_;
   StopMatcher stop_;
   bool want_logprobs_;
   int32_t prompt_tokens_;

@@ -2,7 +2,7 @@
 
 namespace baton::server {
 
-StopStringCondition::StopStringCondition(const TextCodec& codec,
+StopStringCondition::StopStringCondition(const tokenizer::TextCodec& codec,
                                          std::shared_ptr<const StopSet> stop,
                                          const std::vector<int32_t>& prompt, bool show_special)
     : stream_(codec.stream(prompt, show_special)), matcher_(std::move(stop)) {}
@@ -14,13 +14,13 @@ bool StopStringCondition::on_token(int32_t token) {
 }
 
 std::shared_ptr<sched::StopCondition> make_stop_condition(
-    const TextCodec& codec, const std::shared_ptr<const StopSet>& stop,
+    const tokenizer::TextCodec& codec, const std::shared_ptr<const StopSet>& stop,
     const std::vector<int32_t>& prompt, bool show_special) {
   if (!stop || stop->empty()) return nullptr;
   return std::make_shared<StopStringCondition>(codec, stop, prompt, show_special);
 }
 
-std::shared_ptr<sched::StopCondition> make_stop_condition(const TextCodec& codec,
+std::shared_ptr<sched::StopCondition> make_stop_condition(const tokenizer::TextCodec& codec,
                                                           const std::vector<std::string>& stop,
                                                           const std::vector<int32_t>& prompt) {
   return make_stop_condition(codec, make_stop_set(stop), prompt);

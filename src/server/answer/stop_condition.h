@@ -10,7 +10,7 @@
 
 #include "sched/engine_loop.h"
 #include "server/answer/stop_matcher.h"
-#include "server/answer/text_codec.h"
+#include "tokenizer/text_codec.h"
 
 namespace baton::server {
 
@@ -18,21 +18,21 @@ class StopStringCondition : public sched::StopCondition {
  public:
   // `codec` must outlive the condition (the server's codec lives as long as the engine loop).
   // `show_special` as the request's Generation decodes, so that both see the same text.
-  StopStringCondition(const TextCodec& codec, std::shared_ptr<const StopSet> stop,
+  StopStringCondition(const tokenizer::TextCodec& codec, std::shared_ptr<const StopSet> stop,
                       const std::vector<int32_t>& prompt, bool show_special = false);
   bool on_token(int32_t token) override;
 
  private:
-  std::unique_ptr<TextStream> stream_;
+  std::unique_ptr<tokenizer::TextStream> stream_;
   StopMatcher matcher_;
 };
 
 // nullptr when there is no non-empty stop string (nothing for the loop to check). Every choice's
 // condition shares `stop`.
 std::shared_ptr<sched::StopCondition> make_stop_condition(
-    const TextCodec& codec, const std::shared_ptr<const StopSet>& stop,
+    const tokenizer::TextCodec& codec, const std::shared_ptr<const StopSet>& stop,
     const std::vector<int32_t>& prompt, bool show_special = false);
-std::shared_ptr<sched::StopCondition> make_stop_condition(const TextCodec& codec,
+std::shared_ptr<sched::StopCondition> make_stop_condition(const tokenizer::TextCodec& codec,
                                                           const std::vector<std::string>& stop,
                                                           const std::vector<int32_t>& prompt);
 

@@ -482,7 +482,7 @@ void parse_output_config(const ojson& body, CommonRequest& out) {
   if (schema == nullptr || !schema->is_object()) {
     throw bad_request(param + ".schema must be a JSON schema object", param + ".schema");
   }
-  out.constraint.kind = ConstraintSpec::Kind::JsonSchema;
+  out.constraint.kind = constraint::ConstraintSpec::Kind::JsonSchema;
   out.constraint.field = param;
   out.constraint.schema = *schema;
   out.constraint.schema_pointer = "/output_config/format/schema";

@@ -67,7 +67,7 @@ void check_chat_options(const ChatOptions& opts) {
 
 std::shared_ptr<const ChatSetup> make_chat_setup(const ChatOptions& opts,
                                                  const ModelTemplates& model,
-                                                 const TextCodec& codec) {
+                                                 const tokenizer::TextCodec& codec) {
   auto s = std::make_shared<ChatSetup>();
   std::string source;
   if (!opts.template_text.empty()) {
@@ -140,7 +140,7 @@ ojson render_context(const ChatSetup& setup, const ChatFields& req, bool with_to
 }  // namespace
 
 ChatPrompt build_chat_prompt(const ChatSetup& setup, const ChatFields& req,
-                             const TextCodec& codec) {
+                             const tokenizer::TextCodec& codec) {
   const bool tools = !req.tools.empty() && req.tool_choice != ToolChoice::None;
   const chat::ChatTemplate& tpl =
       tools && setup.tool_use_template ? *setup.tool_use_template : *setup.chat_template;

@@ -14,9 +14,9 @@
 
 #include "chat/chat_template.h"
 #include "chat/protected_strings.h"
-#include "server/answer/text_codec.h"
 #include "server/api/chat_schema.h"
 #include "server/http_server.h"
+#include "tokenizer/text_codec.h"
 #include "toolcall/output_parser.h"
 
 namespace baton::server {
@@ -47,7 +47,7 @@ void check_chat_options(const ChatOptions& opts);
 // check_chat_options refuses.
 std::shared_ptr<const ChatSetup> make_chat_setup(const ChatOptions& opts,
                                                  const ModelTemplates& model,
-                                                 const TextCodec& codec);
+                                                 const tokenizer::TextCodec& codec);
 
 struct ChatPrompt {
   std::vector<int32_t> tokens;
@@ -60,6 +60,7 @@ struct ChatPrompt {
 };
 
 // Throws ApiError(400) with the template's message when it raises.
-ChatPrompt build_chat_prompt(const ChatSetup& setup, const ChatFields& req, const TextCodec& codec);
+ChatPrompt build_chat_prompt(const ChatSetup& setup, const ChatFields& req,
+                             const tokenizer::TextCodec& codec);
 
 }  // namespace baton::server

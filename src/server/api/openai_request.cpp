@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "server/answer/stop_set.h"
+#include "server/api/constraint_fields.h"
 #include "server/api/json_fields.h"
 #include "server/api/sampling_fields.h"
 #include "server/errors.h"
@@ -273,7 +274,7 @@ CompletionRequest parse_completion_request(const std::string& body, const Reques
   CompletionRequest out;
   parse_common(obj, limits, out.common);
   parse_prompt(obj, limits, out);
-  if (out.common.constraint.kind == ConstraintSpec::Kind::JsonSchema) {
+  if (out.common.constraint.kind == constraint::ConstraintSpec::Kind::JsonSchema) {
     keep_schema_order(out.common.constraint, nlohmann::ordered_json::parse(body));
   }
   out.echo = fields::boolean(obj, "echo").value_or(false);

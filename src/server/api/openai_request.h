@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "constraint/constraint_compiler.h"
 #include "engine/sampling_params.h"
-#include "server/answer/output_constraint.h"
 #include "server/api/chat_schema.h"
 
 namespace baton::server {
@@ -39,8 +39,8 @@ struct CommonRequest {
   std::vector<std::string> stop;  // at most 4, none empty
   bool ignore_eos = false;
   std::string user;
-  ConstraintSpec constraint;  // response_format / grammar / regex
-  int32_t n = 1;              // choices per prompt (OpenAI's n), each sampled on its own
+  constraint::ConstraintSpec constraint;  // response_format / grammar / regex
+  int32_t n = 1;  // choices per prompt (OpenAI's n), each sampled on its own
 };
 
 struct ChatRequest {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/api/constraint_fields.h"
 #include "server/api/json_fields.h"
 #include "server/api/sampling_fields.h"
 #include "server/errors.h"

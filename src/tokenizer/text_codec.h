@@ -1,7 +1,7 @@
 #pragma once
-// What the server needs from a tokenizer. The real one (src/tokenizer) is wrapped by
-// tokenizer_codec.h; tests can use a tiny fake. Implementations must be thread-safe for const
-// calls (every HTTP handler thread tokenizes on its own).
+// The tokenizer as the layers above it use it: text in, tokens out, and back. The real one
+// (src/tokenizer) is wrapped by tokenizer_codec.h; tests can use a tiny fake. Implementations must
+// be thread-safe for const calls (every HTTP handler thread tokenizes on its own).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace baton::server {
+namespace baton::tokenizer {
 
 // Incremental detokenizer for one stream: holds back incomplete UTF-8 sequences.
 class TextStream {
@@ -60,4 +60,4 @@ class TextCodec {
   virtual size_t max_token_bytes() const = 0;
 };
 
-}  // namespace baton::server
+}  // namespace baton::tokenizer

@@ -1,6 +1,6 @@
-#include "server/answer/tokenizer_codec.h"
+#include "tokenizer/tokenizer_codec.h"
 
-namespace baton::server {
+namespace baton::tokenizer {
 
 namespace {
 
@@ -83,4 +83,4 @@ std::vector<int32_t> TokenizerCodec::eog_tokens() const {
   return out;
 }
 
-}  // namespace baton::server
+}  // namespace baton::tokenizer

@@ -8,12 +8,12 @@
 #include <optional>
 #include <string>
 
+#include "engine/token_constraint.h"
 #include "grammar/token_mask.h"
-#include "sched/engine_loop.h"
 
-namespace baton::server {
+namespace baton::constraint {
 
-class TriggeredConstraint : public sched::TokenConstraint {
+class TriggeredConstraint : public engine::TokenConstraint {
  public:
   // grammar: one call, starting with `trigger`; vocab: token bytes with the format's markers.
   struct Reasoning {
@@ -41,4 +41,4 @@ class TriggeredConstraint : public sched::TokenConstraint {
   std::optional<grammar::TokenMatcher> call_;
 };
 
-}  // namespace baton::server
+}  // namespace baton::constraint

@@ -1,9 +1,9 @@
 #pragma once
 // TextCodec over the real tokenizer (src/tokenizer).
-#include "server/answer/text_codec.h"
+#include "tokenizer/text_codec.h"
 #include "tokenizer/tokenizer.h"
 
-namespace baton::server {
+namespace baton::tokenizer {
 
 class TokenizerCodec : public TextCodec {
  public:
@@ -32,4 +32,4 @@ class TokenizerCodec : public TextCodec {
   const tokenizer::Tokenizer& tok_;
 };
 
-}  // namespace baton::server
+}  // namespace baton::tokenizer

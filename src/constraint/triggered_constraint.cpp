@@ -1,11 +1,11 @@
-#include "server/answer/triggered_constraint.h"
+#include "constraint/triggered_constraint.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
 
-namespace baton::server {
+namespace baton::constraint {
 
 TriggeredConstraint::TriggeredConstraint(std::string trigger,
                                          std::shared_ptr<const grammar::Grammar> grammar,
@@ -73,4 +73,4 @@ void TriggeredConstraint::scan() {
   }
 }
 
-}  // namespace baton::server
+}  // namespace baton::constraint

@@ -1,49 +1,49 @@
 #pragma once
-// Structured output for one request: which request field asked for it (response_format,
-// grammar, regex, ...), the grammar it compiles to (cached by its text), and the engine-loop
-// constraint that masks each step's tokens with it.
+// Structured output for one request: what was asked for (a JSON Schema, a grammar, a regex, a
+// choice), the grammar it compiles to (cached by its text), and the engine-loop constraint that
+// masks each step's tokens with it. The server reads the spec from its request fields
+// (server/api/constraint_fields.h); `baton run` builds one from its flags.
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "engine/token_constraint.h"
 #include "grammar/grammar.h"
 #include "grammar/token_mask.h"
-#include "sched/engine_loop.h"
-#include "server/answer/text_codec.h"
+#include "tokenizer/text_codec.h"
 
-namespace baton::server {
+namespace baton::constraint {
 
 struct ConstraintSpec {
   enum class Kind { None, JsonObject, JsonSchema, Grammar, Regex, Choice };
   Kind kind = Kind::None;
-  nlohmann::ordered_json schema;     // JsonSchema, set by keep_schema_order
+  nlohmann::ordered_json schema;     // JsonSchema, with the key order its writer gave
   std::string schema_pointer;        // where the schema is in the request body
   std::string text;                  // Grammar (GBNF) / Regex
   std::vector<std::string> choices;  // Choice
-  std::string field;                 // the request field, for error messages
+  std::string field;                 // the request field (or flag), for error messages
   bool active() const { return kind != Kind::None; }
 };
 
-// Reads response_format / grammar / regex (and the llama-server and vLLM spellings json_schema,
-// guided_json, guided_regex, guided_grammar, guided_choice) from a request body; at most one
-// may be given. Throws ApiError(400) naming the field.
-ConstraintSpec parse_constraint_fields(const nlohmann::json& body);
-// The Responses API's spelling: text.format, {"type": "text" | "json_object" | "json_schema",
-// "name", "schema", "strict"} with the schema beside the type. Throws ApiError(400).
-ConstraintSpec parse_text_format(const nlohmann::json& body);
-// Takes the schema from the body parsed with its key order kept, so that properties are
-// generated in the order the client wrote them; every caller of parse_constraint_fields calls
-// this with the same body.
-void keep_schema_order(ConstraintSpec& spec, const nlohmann::ordered_json& body);
+// A spec that does not compile: `field` names what asked for it, `code` the kind of fault
+// ("invalid_grammar"); the message says what is wrong and where. The server answers it with a
+// 400 naming the field, `baton run` with a one-line error.
+struct ConstraintError : std::runtime_error {
+  ConstraintError(const std::string& message, std::string field, std::string code)
+      : std::runtime_error(message), field(std::move(field)), code(std::move(code)) {}
+  std::string field;
+  std::string code;
+};
 
 // The GBNF text that a spec stands for. Throws grammar::GrammarError.
 std::string constraint_gbnf(const ConstraintSpec& spec);
 
-// Compiles specs (GrammarError → ApiError 400 naming the field) and keeps the most recently used
-// grammars, so a client that sends the same schema on every request compiles it once. Builds
-// the vocabulary trie on first use. Thread-safe.
+// Compiles specs (a GrammarError becomes a ConstraintError naming the field) and keeps the most
+// recently used grammars, so a client that sends the same schema on every request compiles it
+// once. Builds the vocabulary trie on first use. Thread-safe.
 class ConstraintCompiler {
  public:
   // The cache keeps at most this many grammars and this many bytes of them (text and compiled
@@ -51,7 +51,7 @@ class ConstraintCompiler {
   static constexpr size_t kCachedGrammars = 64;
   static constexpr size_t kCachedGrammarBytes = size_t{128} << 20;
 
-  explicit ConstraintCompiler(const TextCodec& codec) : codec_(codec) {}
+  explicit ConstraintCompiler(const tokenizer::TextCodec& codec) : codec_(codec) {}
   std::shared_ptr<const grammar::Grammar> compile(const ConstraintSpec& spec);
   // Compiles GBNF text built by the server itself (tool-call grammars), cached the same way.
   std::shared_ptr<const grammar::Grammar> compile_gbnf(const std::string& gbnf,
@@ -59,9 +59,9 @@ class ConstraintCompiler {
   // markers: control-token texts the grammar may spell with their token (a tool-call format's
   // markup, e.g. "<|python_tag|>"); every other control token stays out of constrained output.
   // max_tokens >= 0: the output is planned to end complete within that many tokens.
-  std::shared_ptr<sched::TokenConstraint> make(std::shared_ptr<const grammar::Grammar> g,
-                                               const std::vector<std::string>& markers = {},
-                                               int32_t max_tokens = -1);
+  std::shared_ptr<engine::TokenConstraint> make(std::shared_ptr<const grammar::Grammar> g,
+                                                const std::vector<std::string>& markers = {},
+                                                int32_t max_tokens = -1);
   std::shared_ptr<const grammar::VocabTrie> vocab(const std::vector<std::string>& markers = {});
   size_t cached_bytes() const;
   size_t cached_grammars() const;
@@ -72,7 +72,7 @@ class ConstraintCompiler {
     std::shared_ptr<const grammar::Grammar> grammar;
     size_t bytes = 0;
   };
-  const TextCodec& codec_;
+  const tokenizer::TextCodec& codec_;
   mutable std::mutex mu_;
   std::shared_ptr<const grammar::VocabTrie> vocab_;
   std::vector<std::string> vocab_markers_;
@@ -82,4 +82,4 @@ class ConstraintCompiler {
   size_t cache_bytes_ = 0;
 };
 
-}  // namespace baton::server
+}  // namespace baton::constraint
