@@ -156,9 +156,7 @@ void Connection::wait_request() {
 
 void Connection::read_head() {
   set_phase(Phase::Head);
-  parser_.emplace();
-  parser_->header_limit(static_cast<uint32_t>(hub_->opts.limits.max_head_bytes));
-  parser_->body_limit(hub_->opts.limits.max_body_bytes);
+  start_request(parser_, hub_->opts.limits);
   stream_.expires_never();
   arm_deadline(hub_->opts.header_timeout);
   http::async_read_header(
@@ -191,25 +189,19 @@ void Connection::on_head(beast::error_code ec) {
                          "invalid_request_error", "request_timeout"));
   }
   if (ec && is_disconnect(ec)) return close();
-  if (ec) {
-    // Beast stores the start line as soon as it is parsed, before the header fields.
-    bool start_line = !parser_->get().target().empty();
-    return fail(parse_error(ec, start_line, hub_->opts.limits));
-  }
-  const auto& head = parser_->get().base();
-  version_ = head.version();
-  keep_alive_ = parser_->keep_alive();
-  if (auto err = check_head(head, hub_->opts.limits)) return fail(*err);
-  Dispatch d = hub_->app.dispatch(head);
-  if (d.early) {
-    // Refused on its head: its body (if any) is unread, and a client that sent a request we
-    // refuse this early gets no second chance on this connection.
+  if (ec) return fail(framing_error(ec, *parser_, hub_->opts.limits));
+  HeadStep step = on_head_parsed(*parser_, hub_->opts.limits, hub_->app);
+  version_ = step.version;
+  keep_alive_ = step.keep_alive;
+  if (step.refusal) return fail(*step.refusal);
+  if (step.early) {
     closing_ = true;
-    return respond(std::move(*d.early));
+    return respond(std::move(*step.early));
   }
+  Dispatch d = std::move(*step.route);
   if (parser_->is_done()) return handle(std::move(d));
   pending_ = std::move(d);
-  auto expect = head[http::field::expect];
+  auto expect = parser_->get()[http::field::expect];
   if (beast::iequals(expect, "100-continue") && version_ == 11) {
     static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
     stream_.expires_after(hub_->opts.send_timeout);
@@ -241,16 +233,14 @@ void Connection::on_body(beast::error_code ec) {
                          "invalid_request_error", "request_timeout"));
   }
   if (ec && is_disconnect(ec) && ec != http::error::end_of_stream) return close();
-  if (ec) return fail(parse_error(ec, true, hub_->opts.limits));
+  if (ec) return fail(framing_error(ec, *parser_, hub_->opts.limits));
   handle(std::move(d));
 }
 
 void Connection::handle(Dispatch d) {
   set_phase(Phase::Handling);
   stream_.expires_never();
-  auto msg = parser_->release();
-  HttpRequest req{std::string(msg.method_string()), std::string(target_path(msg.target())),
-                  std::move(msg.body())};
+  HttpRequest req = take_request(*parser_);
   parser_.reset();
   if (!d.heavy) return respond(d.handle(req));
   net::post(hub_->workers, [self = shared_from_this(), d = std::move(d), req = std::move(req)] {
@@ -266,6 +256,7 @@ void Connection::respond(HttpResponse res) {
     return;
   }
   set_phase(Phase::Responding);
+  if (!keeps_connection(res, version_, keep_alive_)) closing_ = true;
   if (!res.async) return write_whole(std::move(res));
   start_async(std::move(res.async));
 }

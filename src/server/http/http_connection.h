@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "server/http/http_transport.h"
+#include "server/http/request_steps.h"
 
 namespace baton::server {
 
@@ -112,7 +113,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Hub::Entry entry_;
   bool joined_ = false;
   boost::beast::flat_buffer buffer_;
-  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  std::optional<RequestParser> parser_;
   boost::asio::steady_timer keepalive_timer_;
   // Head and body deadlines. Not the stream's own expiry: that closes the socket, and a client
   // past its deadline still gets a 408.

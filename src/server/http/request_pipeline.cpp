@@ -2,10 +2,11 @@
 
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/error.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <cstdint>
+#include <optional>
 #include <utility>
+
+#include "server/http/request_steps.h"
 
 namespace baton::server {
 
@@ -14,15 +15,13 @@ namespace http = beast::http;
 
 namespace {
 
-using Parser = http::request_parser<http::string_body>;
-
 enum class Until { Header, Message };
 
 // Feeds the parser the way Connection's async_read_header / async_read do: everything that is
 // buffered, then what the socket does next. Returns need_more when the bytes ran out and the
 // client waits, end_of_stream when it closed before a first byte, else the parser's own error
 // (with `eof`, a partial message is the parser's partial_message, as Beast's read reports it).
-beast::error_code feed(Parser& p, std::string_view& in, Until until, bool eof) {
+beast::error_code feed(RequestParser& p, std::string_view& in, Until until, bool eof) {
   auto reached = [&] { return until == Until::Header ? p.is_header_done() : p.is_done(); };
   while (!reached()) {
     beast::error_code ec;
@@ -48,31 +47,22 @@ class Run {
   // Serves the next request in `in`; false when the connection is done (closed or waiting).
   bool next(std::string_view& in) {
     if (in.empty()) return false;  // idle keep-alive: the idle deadline closes it quietly
-    Parser p;
-    p.header_limit(static_cast<uint32_t>(limits_.max_head_bytes));
-    p.body_limit(limits_.max_body_bytes);
-    auto ec = feed(p, in, Until::Header, eof_);
+    std::optional<RequestParser> p;
+    start_request(p, limits_);
+    auto ec = feed(*p, in, Until::Header, eof_);
     if (ec == http::error::need_more) return waiting();
     if (ec == http::error::end_of_stream) return false;
-    // Beast stores the start line as soon as it is parsed, before the header fields.
-    if (ec) return fail(parse_error(ec, !p.get().target().empty(), limits_));
-    const RequestHead& head = p.get().base();
-    bool keep_alive = p.keep_alive();
-    if (auto err = check_head(head, limits_)) return fail(*err);
-    Dispatch d = app_.dispatch(head);
-    // Refused on its head: the body stays unread and the connection closes.
-    if (d.early) return respond(std::move(*d.early), false);
-    if (!p.is_done()) {
-      ec = feed(p, in, Until::Message, eof_);
+    if (ec) return fail(framing_error(ec, *p, limits_));
+    HeadStep step = on_head_parsed(*p, limits_, app_);
+    if (step.refusal) return fail(*step.refusal);
+    if (step.early) return respond(std::move(*step.early), false);
+    if (!p->is_done()) {
+      ec = feed(*p, in, Until::Message, eof_);
       if (ec == http::error::need_more) return waiting();
-      if (ec) return fail(parse_error(ec, true, limits_));
+      if (ec) return fail(framing_error(ec, *p, limits_));
     }
-    auto msg = p.release();
-    HttpRequest req{std::string(msg.method_string()), std::string(target_path(msg.target())),
-                    std::move(msg.body())};
-    HttpResponse res = d.handle(req);
-    // HTTP/1.0 has no chunked coding, so a stream there ends by closing the connection.
-    if (res.async && res.async->streams() && msg.version() != 11) keep_alive = false;
+    HttpResponse res = step.route->handle(take_request(*p));
+    const bool keep_alive = keeps_connection(res, step.version, step.keep_alive);
     return respond(std::move(res), keep_alive);
   }
 

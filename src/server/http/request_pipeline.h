@@ -1,10 +1,10 @@
 #pragma once
-// One connection's bytes through what the server runs on them, without a socket: Beast's
-// request parser with the server's limits, check_head, the application's dispatch (answers
-// given on the head alone), the body, and the route handler, request after request while the
-// connection stays open (pipelining). It follows Connection (http_connection.cpp) step for step
-// and leaves out only the I/O, the deadlines and the 100-continue write, so that the fuzzer
-// (fuzz/fuzz_http.cpp) and the corpus test run the server's own parsing, routing and validation.
+// One connection's bytes through what the server runs on them, without a socket: the same steps
+// as Connection (request_steps.h: the parser with the server's limits, check_head, the
+// application's dispatch, the body, the route handler), request after request while the
+// connection stays open (pipelining), leaving out only the I/O, the deadlines and the
+// 100-continue write, so that the fuzzer (fuzz/fuzz_http.cpp) and the corpus test run the
+// server's own parsing, routing and validation.
 #include <cstddef>
 #include <string>
 #include <string_view>
