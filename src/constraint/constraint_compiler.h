@@ -21,7 +21,6 @@ struct ConstraintSpec {
   enum class Kind { None, JsonObject, JsonSchema, Grammar, Regex, Choice };
   Kind kind = Kind::None;
   nlohmann::ordered_json schema;     // JsonSchema, with the key order its writer gave
-  std::string schema_pointer;        // where the schema is in the request body
   std::string text;                  // Grammar (GBNF) / Regex
   std::vector<std::string> choices;  // Choice
   std::string field;                 // the request field (or flag), for error messages

@@ -7,6 +7,8 @@
 // parsed, so nothing downstream ever holds a deeper value.
 #include <string_view>
 
+#include "util/json_builder.h"
+
 namespace baton::util {
 
 // Arrays and objects nested in one another, at most, in any JSON text read from a client or
@@ -30,8 +32,7 @@ JsonText parse_json_text(std::string_view text, Json& out) {
     out = Json(Json::value_t::discarded);
     return JsonText::too_deep;
   }
-  out = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return out.is_discarded() ? JsonText::invalid : JsonText::ok;
+  return build_json(text, out) ? JsonText::ok : JsonText::invalid;
 }
 
 // The same, for callers to whom too deep is just another text that is not JSON (a model's

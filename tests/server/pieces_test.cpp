@@ -216,6 +216,26 @@ TEST(Schema, ArrayOfObjectsParsesInLinearTime) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
 }
 
+// The body is parsed once, keeping the client's key order for the template's tools and for
+// the schema's properties, and an object of many members is built member by member: with
+// nlohmann's ordered builder a 3.5 MB object of 300,000 members took 74 s of a worker's CPU.
+TEST(Schema, OneParseKeepsKeyOrderAndBuildsWideObjects) {
+  std::string wide = "{";
+  for (int i = 0; i < 300000; ++i) wide += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
+  wide += "}";
+  auto r = parse_chat_request(
+      R"({"messages":[{"role":"user","content":"x"}],"metadata":)" + wide +
+          R"(,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object",)"
+          R"("properties":{"zeta":{"type":"string"},"alpha":{"type":"integer"}}}}}],)"
+          R"("response_format":{"type":"json_schema","json_schema":{"name":"s","schema":)"
+          R"({"type":"object","properties":{"zulu":{"type":"string"},"bravo":{"type":"string"}}}}}})",
+      {});
+  const auto& props = r.chat.tools[0]["function"]["parameters"]["properties"];
+  EXPECT_EQ(props.begin().key(), "zeta");
+  EXPECT_EQ(r.common.constraint.schema["properties"].begin().key(), "zulu");
+  EXPECT_EQ(r.common.constraint.kind, constraint::ConstraintSpec::Kind::JsonSchema);
+}
+
 TEST(Responses, UsageAndChunkShapes) {
   ResponseMeta meta{"chatcmpl-1", 5, "m"};
   auto r = chat_response_json(

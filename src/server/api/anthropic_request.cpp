@@ -14,8 +14,7 @@
 
 namespace baton::server {
 
-using nlohmann::json;
-using ojson = nlohmann::ordered_json;
+using ojson = RequestJson;
 
 namespace {
 
@@ -37,23 +36,12 @@ struct Translation {
   std::set<std::string> dropped;                  // left-out block and tool types, logged once
 };
 
-const ojson* find(const ojson& obj, const char* key) {
-  auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
+using fields::find;
 
 // A block's type, or "" when it has none (the block's reader then names the problem).
 std::string type_of(const ojson& block) {
   const ojson* t = block.is_object() ? find(block, "type") : nullptr;
   return t != nullptr && t->is_string() ? t->get<std::string>() : "";
-}
-
-const std::string& require_string(const ojson& obj, const char* key, const std::string& where) {
-  const ojson* v = find(obj, key);
-  if (v == nullptr || !v->is_string()) {
-    throw bad_request(fmt::format("{}.{} must be a string", where, key), where + "." + key);
-  }
-  return v->get_ref<const std::string&>();
 }
 
 // Anthropic renders separate text blocks as separate paragraphs; joined without a break, the
@@ -85,10 +73,10 @@ std::string document_text(const ojson& block, const std::string& param, Translat
   if (src == nullptr || !src->is_object()) {
     throw bad_request(param + ".source must be an object", param + ".source");
   }
-  const std::string& kind = require_string(*src, "type", param + ".source");
+  const std::string& kind = fields::required_string(*src, "type", param + ".source");
   std::string text;
   if (kind == "text") {
-    text = require_string(*src, "data", param + ".source");
+    text = fields::required_string(*src, "data", param + ".source");
   } else if (kind == "content") {
     const ojson* c = find(*src, "content");
     if (c == nullptr) {
@@ -108,8 +96,8 @@ std::string document_text(const ojson& block, const std::string& param, Translat
 }
 
 std::string search_result_text(const ojson& block, const std::string& param, Translation& t) {
-  const std::string& title = require_string(block, "title", param);
-  const std::string& source = require_string(block, "source", param);
+  const std::string& title = fields::required_string(block, "title", param);
+  const std::string& source = fields::required_string(block, "source", param);
   const ojson* c = find(block, "content");
   if (c == nullptr) throw bad_request(param + ".content is required", param + ".content");
   return fmt::format("{} ({})\n{}", title, source,
@@ -121,8 +109,8 @@ std::string search_result_text(const ojson& block, const std::string& param, Tra
 std::optional<std::string> block_text(const ojson& block, const std::string& param, Where where,
                                       Translation& t) {
   if (!block.is_object()) throw bad_request(param + " must be a content block object", param);
-  const std::string& type = require_string(block, "type", param);
-  if (type == "text") return require_string(block, "text", param);
+  const std::string& type = fields::required_string(block, "type", param);
+  if (type == "text") return fields::required_string(block, "text", param);
   const bool user_side = where == Where::User || where == Where::ToolResult;
   if (type == "image") {
     if (where == Where::ToolResult) {
@@ -192,7 +180,7 @@ void push_message(Translation& t, ojson m) {
 }
 
 ojson tool_message(const ojson& block, const std::string& param, Translation& t) {
-  const std::string& id = require_string(block, "tool_use_id", param);
+  const std::string& id = fields::required_string(block, "tool_use_id", param);
   std::string text;
   if (const ojson* c = find(block, "content")) {
     text = blocks_text(*c, param + ".content", Where::ToolResult, t);
@@ -232,8 +220,8 @@ void user_turn(const ojson& content, const std::string& param, Translation& t) {
 }
 
 ojson tool_call(const ojson& block, const std::string& param, Translation& t) {
-  const std::string& id = require_string(block, "id", param);
-  const std::string& name = require_string(block, "name", param);
+  const std::string& id = fields::required_string(block, "id", param);
+  const std::string& name = fields::required_string(block, "name", param);
   const ojson* input = find(block, "input");
   if (input != nullptr && !input->is_object()) {
     throw bad_request(param + ".input must be an object (the tool's arguments)", param + ".input");
@@ -259,7 +247,8 @@ void assistant_turn(const ojson& content, const std::string& param, Translation&
     if (type == "tool_use") {
       calls.push_back(tool_call(b, p, t));
     } else if (type == "thinking") {
-      append_text(reasoning, require_string(b, "thinking", p));  // the signature is not checked
+      append_text(reasoning,
+                  fields::required_string(b, "thinking", p));  // the signature is not checked
     } else if (type == "redacted_thinking") {
       t.dropped.insert(type);  // encrypted by Anthropic: nothing a model here could read
     } else if (auto s = block_text(b, p, Where::Assistant, t)) {
@@ -294,7 +283,7 @@ void translate_messages(const ojson& body, Translation& t) {
     const ojson& m = (*msgs)[i];
     const std::string param = fmt::format("messages[{}]", i);
     if (!m.is_object()) throw bad_request(param + " must be an object", param);
-    const std::string& role = require_string(m, "role", param);
+    const std::string& role = fields::required_string(m, "role", param);
     const ojson* content = find(m, "content");
     if (content == nullptr || (!content->is_string() && !content->is_array())) {
       throw bad_request(param + ".content must be a string or an array of content blocks",
@@ -332,7 +321,7 @@ ojson translate_tools(const ojson& body, Translation& t) {
       t.dropped.insert("tool " + type->get<std::string>().substr(0, 64));
       continue;
     }
-    ojson fn = {{"name", require_string(tool, "name", param)}};
+    ojson fn = {{"name", fields::required_string(tool, "name", param)}};
     if (const ojson* d = find(tool, "description")) {
       if (!d->is_string()) {
         throw bad_request(param + ".description must be a string", param + ".description");
@@ -359,7 +348,7 @@ void translate_tool_choice(const ojson& body, ojson& chat) {
                           fields::type_name(tc->type()),
                       "tool_choice");
   }
-  const std::string& type = require_string(*tc, "type", "tool_choice");
+  const std::string& type = fields::required_string(*tc, "type", "tool_choice");
   if (type == "auto" || type == "none") {
     chat["tool_choice"] = type;
   } else if (type == "any" || type == "tool") {
@@ -371,8 +360,9 @@ void translate_tool_choice(const ojson& body, ojson& chat) {
     if (type == "any") {
       chat["tool_choice"] = "required";
     } else {
-      chat["tool_choice"] = {{"type", "function"},
-                             {"function", {{"name", require_string(*tc, "name", "tool_choice")}}}};
+      chat["tool_choice"] = {
+          {"type", "function"},
+          {"function", {{"name", fields::required_string(*tc, "name", "tool_choice")}}}};
     }
   } else {
     throw bad_request(fmt::format("tool_choice.type '{}' is not one of auto, any, tool, none",
@@ -400,7 +390,7 @@ void translate_thinking(const ojson& body, ojson& chat) {
         "{\"type\": \"disabled\"}",
         "thinking");
   }
-  const std::string& type = require_string(*th, "type", "thinking");
+  const std::string& type = fields::required_string(*th, "type", "thinking");
   bool on = true;
   if (type == "enabled") {
     const ojson* b = find(*th, "budget_tokens");
@@ -418,7 +408,7 @@ void translate_thinking(const ojson& body, ojson& chat) {
   chat["chat_template_kwargs"] = {{"enable_thinking", on}};
 }
 
-void parse_stop_sequences(const json& obj, CommonRequest& out) {
+void parse_stop_sequences(const ojson& obj, CommonRequest& out) {
   auto it = obj.find("stop_sequences");
   if (it == obj.end() || it->is_null()) return;
   if (!it->is_array()) {
@@ -445,7 +435,7 @@ void parse_stop_sequences(const json& obj, CommonRequest& out) {
 // answer then runs to --max-tokens-limit or to the end of the context, and stops with
 // stop_reason "max_tokens" as it would have. Refusing it, as chat completions do, would make
 // these clients unusable on a server with a smaller limit.
-void parse_generation(const json& obj, const RequestLimits& limits, CommonRequest& out) {
+void parse_generation(const ojson& obj, const RequestLimits& limits, CommonRequest& out) {
   auto max = fields::integer(obj, "max_tokens", 1, INT32_MAX);
   if (!max) throw bad_request("'max_tokens' (an integer of at least 1) is required", "max_tokens");
   if (*max < limits.max_tokens_limit) out.max_tokens = static_cast<int32_t>(*max);
@@ -485,10 +475,9 @@ void parse_output_config(const ojson& body, CommonRequest& out) {
   out.constraint.kind = constraint::ConstraintSpec::Kind::JsonSchema;
   out.constraint.field = param;
   out.constraint.schema = *schema;
-  out.constraint.schema_pointer = "/output_config/format/schema";
 }
 
-void check_unsupported(const json& obj) {
+void check_unsupported(const ojson& obj) {
   if (auto it = obj.find("mcp_servers"); it != obj.end() && !it->is_null()) {
     if (!it->is_array() || !it->empty()) {
       throw bad_request(
@@ -509,9 +498,8 @@ void log_dropped(const Translation& t) {
 }
 
 MessagesRequest translate(const std::string& body, const RequestLimits& limits, bool generate) {
-  const json obj = parse_json_object(body, limits.max_array_items, limits.ctx);
-  // Parsed again with key order kept for the template; the checks above bounded its size.
-  const auto ordered = ojson::parse(body);
+  const ojson obj = parse_json_object(body, limits.max_array_items, limits.ctx);
+  const ojson& ordered = obj;
   MessagesRequest out;
   auto model = fields::string(obj, "model");
   if (!model) throw bad_request("'model' (a string) is required", "model");

@@ -9,22 +9,12 @@
 
 namespace baton::server {
 
-using ojson = nlohmann::ordered_json;
+using ojson = RequestJson;
 
 namespace {
 
-const ojson* find(const ojson& obj, const char* key) {
-  auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
-
-std::string require_string(const ojson& obj, const char* key, const std::string& where) {
-  const ojson* v = find(obj, key);
-  if (v == nullptr || !v->is_string()) {
-    throw bad_request(fmt::format("{}.{} must be a string", where, key), where + "." + key);
-  }
-  return v->get<std::string>();
-}
+using fields::find;
+using fields::required_string;
 
 // A message's content as one string: text parts are joined, other part types are refused.
 std::string content_text(const ojson& content, const std::string& param) {
@@ -86,7 +76,7 @@ ojson parse_tool_calls(const ojson& calls, const std::string& where, size_t& byt
     if (fn == nullptr || !fn->is_object()) {
       throw bad_request(param + ".function must be an object", param + ".function");
     }
-    std::string name = require_string(*fn, "name", param + ".function");
+    std::string name = required_string(*fn, "name", param + ".function");
     const ojson* args = find(*fn, "arguments");
     ojson arguments = args == nullptr
                           ? ojson::object()
@@ -182,7 +172,7 @@ ojson parse_tools(const ojson& body, size_t& bytes) {
     if (fn == nullptr || !fn->is_object()) {
       throw bad_request(param + ".function must be an object", param + ".function");
     }
-    std::string name = require_string(*fn, "name", param + ".function");
+    std::string name = required_string(*fn, "name", param + ".function");
     if (!valid_function_name(name)) {
       throw bad_request(fmt::format("{}.function.name '{}' must be 1-128 letters, digits, "
                                     "'_', '-', '.' or ':'",
@@ -232,7 +222,7 @@ void parse_tool_choice(const ojson& body, ChatFields& out) {
             fields::type_name(tc->type()),
         "tool_choice");
   }
-  std::string name = require_string(*fn, "name", "tool_choice.function");
+  std::string name = required_string(*fn, "name", "tool_choice.function");
   bool known = false;
   for (const auto& t : out.tools) known = known || t["function"]["name"] == name;
   if (!known) {

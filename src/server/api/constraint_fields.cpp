@@ -8,7 +8,7 @@
 namespace baton::server {
 
 using constraint::ConstraintSpec;
-using nlohmann::json;
+using json = RequestJson;  // the request document
 
 namespace {
 
@@ -24,10 +24,10 @@ void set_once(ConstraintSpec& spec, ConstraintSpec::Kind kind, const std::string
 
 // The JSON Schema that `holder` carries under "schema" (response_format's json_schema object, or
 // the Responses API's text.format), read as a JsonSchema constraint of `field`. `where` is the
-// holder's path for messages ("response_format.json_schema"), `pointer` its JSON pointer.
+// holder's path for messages ("response_format.json_schema").
 // `allow_inline`: a holder without "schema" that looks like a schema is the schema itself.
 void parse_schema_holder(const json& holder, const std::string& field, const std::string& where,
-                         const std::string& pointer, bool allow_inline, ConstraintSpec& spec) {
+                         bool allow_inline, ConstraintSpec& spec) {
   auto schema = holder.find("schema");
   const bool inline_schema = schema == holder.end();
   if (inline_schema) {
@@ -43,7 +43,7 @@ void parse_schema_holder(const json& holder, const std::string& field, const std
     throw bad_request(fmt::format("'{}.schema' must be a JSON Schema object", where), field);
   }
   set_once(spec, ConstraintSpec::Kind::JsonSchema, field);
-  spec.schema_pointer = inline_schema ? pointer : pointer + "/schema";
+  spec.schema = s;
 }
 
 void parse_response_format(const json& rf, ConstraintSpec& spec) {
@@ -63,8 +63,7 @@ void parse_response_format(const json& rf, ConstraintSpec& spec) {
     throw bad_request("'response_format.json_schema' must be an object with 'name' and 'schema'",
                       "response_format");
   }
-  parse_schema_holder(*js, "response_format", "response_format.json_schema",
-                      "/response_format/json_schema", true, spec);
+  parse_schema_holder(*js, "response_format", "response_format.json_schema", true, spec);
 }
 
 void parse_text_field(const json& body, const char* key, ConstraintSpec::Kind kind,
@@ -85,7 +84,7 @@ void parse_schema_field(const json& body, const char* key, ConstraintSpec& spec)
     throw bad_request(fmt::format("'{}' must be a JSON Schema object", key), key);
   }
   set_once(spec, ConstraintSpec::Kind::JsonSchema, key);
-  spec.schema_pointer = std::string("/") + key;
+  spec.schema = *it;
 }
 
 void parse_choice_field(const json& body, ConstraintSpec& spec) {
@@ -125,7 +124,7 @@ ConstraintSpec parse_text_format(const json& body) {
     throw bad_request("'text.format.type' must be \"text\", \"json_object\" or \"json_schema\"",
                       "text.format");
   }
-  parse_schema_holder(*format, "text.format", "text.format", "/text/format", false, spec);
+  parse_schema_holder(*format, "text.format", "text.format", false, spec);
   return spec;
 }
 
@@ -142,12 +141,6 @@ ConstraintSpec parse_constraint_fields(const json& body) {
   parse_text_field(body, "guided_regex", ConstraintSpec::Kind::Regex, spec);
   parse_choice_field(body, spec);
   return spec;
-}
-
-void keep_schema_order(ConstraintSpec& spec, const nlohmann::ordered_json& body) {
-  if (spec.kind != ConstraintSpec::Kind::JsonSchema || spec.schema_pointer.empty()) return;
-  const nlohmann::ordered_json::json_pointer ptr(spec.schema_pointer);
-  spec.schema = body.at(ptr);  // the same document as the one parse_constraint_fields read
 }
 
 }  // namespace baton::server

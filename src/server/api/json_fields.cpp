@@ -9,13 +9,13 @@
 
 namespace baton::server::fields {
 
-using nlohmann::json;
+using json = RequestJson;
 
 std::string type_name(const json& v) {
   return type_name(v.type());
 }
 
-std::string type_name(nlohmann::json::value_t t) {
+std::string type_name(json::value_t t) {
   switch (t) {
     case json::value_t::null:
       return "null";
@@ -34,7 +34,7 @@ std::string type_name(nlohmann::json::value_t t) {
   }
 }
 
-static const json* find(const json& obj, const char* key) {
+const json* find(const json& obj, const char* key) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return nullptr;
   return &*it;
@@ -90,8 +90,18 @@ std::optional<std::string> string(const json& obj, const char* key) {
   return v->get<std::string>();
 }
 
-nlohmann::ordered_json json_text(std::string_view text, const std::string& param) {
-  nlohmann::ordered_json out;
+std::string required_string(const json& obj, const char* key, const std::string& where) {
+  const json* v = find(obj, key);
+  const std::string param = where + "." + key;
+  if (v == nullptr) throw bad_request(fmt::format("'{}' is required", param), param);
+  if (!v->is_string()) {
+    throw bad_request(fmt::format("'{}' must be a string, got {}", param, type_name(*v)), param);
+  }
+  return v->get<std::string>();
+}
+
+json json_text(std::string_view text, const std::string& param) {
+  json out;
   if (util::parse_json_text(text, out) == util::JsonText::too_deep) {
     throw bad_request(fmt::format("{} nests arrays and objects deeper than {} levels, the most "
                                   "JSON in a request may; send it less deeply nested",

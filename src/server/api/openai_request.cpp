@@ -11,7 +11,7 @@
 
 namespace baton::server {
 
-using nlohmann::json;
+using json = RequestJson;  // the request document
 
 namespace {
 
@@ -92,91 +92,6 @@ void parse_common(const json& obj, const RequestLimits& limits, CommonRequest& o
 
 }  // namespace
 
-namespace {
-
-// Builds the document as json::parse does (nlohmann's DOM builder) while counting the entries of
-// every open array, and stops at the first array past the limit, naming the key that holds it.
-// Not nlohmann's parser callback: after every nested value it rescans the enclosing container
-// for discarded entries, so an array of N objects cost O(N²) (3.5 s for 131072 of them).
-class BoundedDom {
- public:
-  BoundedDom(json& out, size_t max_items, int32_t ctx)
-      : dom_(out, false), max_(max_items), ctx_(ctx) {}
-
-  bool null() { return count(), dom_.null(); }
-  bool boolean(bool v) { return count(), dom_.boolean(v); }
-  bool number_integer(json::number_integer_t v) { return count(), dom_.number_integer(v); }
-  bool number_unsigned(json::number_unsigned_t v) { return count(), dom_.number_unsigned(v); }
-  bool number_float(json::number_float_t v, const json::string_t& s) {
-    return count(), dom_.number_float(v, s);
-  }
-  bool string(json::string_t& v) { return count(), dom_.string(v); }
-  bool binary(json::binary_t& v) { return count(), dom_.binary(v); }
-  bool start_object(size_t n) {
-    count();
-    stack_.push_back({false, 0, {}});
-    return dom_.start_object(n);
-  }
-  bool key(json::string_t& k) {
-    last_key_ = k;
-    return dom_.key(k);
-  }
-  bool end_object() {
-    if (!stack_.empty()) stack_.pop_back();
-    return dom_.end_object();
-  }
-  bool start_array(size_t n) {
-    count();
-    stack_.push_back({true, 0, last_key_});
-    return dom_.start_array(n);
-  }
-  bool end_array() {
-    if (!stack_.empty()) stack_.pop_back();
-    return dom_.end_array();
-  }
-  bool parse_error(size_t pos, const std::string& token, const nlohmann::detail::exception& e) {
-    return dom_.parse_error(pos, token, e);
-  }
-  bool errored() const { return dom_.is_errored(); }
-
- private:
-  struct Level {
-    bool array;
-    size_t items;
-    std::string key;
-  };
-  void count() {
-    if (max_ == 0 || stack_.empty() || !stack_.back().array) return;
-    if (++stack_.back().items <= max_) return;
-    const std::string& key = stack_.back().key;
-    throw ApiError(400,
-                   fmt::format("'{}' has more than {} entries; the context (--ctx) holds {} "
-                               "tokens",
-                               key.substr(0, 64), max_, ctx_),
-                   key.substr(0, 64), "invalid_request_error", "context_length_exceeded");
-  }
-
-  nlohmann::detail::json_sax_dom_parser<json> dom_;
-  size_t max_;
-  int32_t ctx_;
-  std::string last_key_;
-  std::vector<Level> stack_;
-};
-
-}  // namespace
-
-json parse_json_object(const std::string& body, size_t max_array_items, int32_t ctx) {
-  if (!util::json_nesting_within(body)) {
-    throw bad_request(fmt::format("request body nests deeper than {} levels", util::kMaxJsonDepth));
-  }
-  json j;
-  BoundedDom dom(j, max_array_items, ctx);
-  bool ok = json::sax_parse(body, &dom, json::input_format_t::json, true);
-  if (!ok || dom.errored()) throw bad_request("request body is not valid JSON");
-  if (!j.is_object()) throw bad_request("request body must be a JSON object");
-  return j;
-}
-
 void check_prompt_bytes(size_t bytes, const RequestLimits& limits, const char* param) {
   if (limits.max_prompt_bytes == 0 || bytes <= limits.max_prompt_bytes) return;
   throw ApiError(400,
@@ -187,7 +102,7 @@ void check_prompt_bytes(size_t bytes, const RequestLimits& limits, const char* p
 }
 
 ChatRequest parse_chat_request(const std::string& body, const RequestLimits& limits) {
-  json obj = parse_json_object(body, limits.max_array_items, limits.ctx);
+  const json obj = parse_json_object(body, limits.max_array_items, limits.ctx);
   ChatRequest out;
   parse_common(obj, limits, out.common);
   bool logprobs = fields::boolean(obj, "logprobs").value_or(false);
@@ -197,12 +112,9 @@ ChatRequest parse_chat_request(const std::string& body, const RequestLimits& lim
   }
   out.common.sampling.logprobs = logprobs;
   out.common.sampling.top_logprobs = static_cast<int32_t>(top.value_or(0));
-  // Parsed again with key order kept for the template; the checks above bounded its size.
-  const auto ordered = nlohmann::ordered_json::parse(body);
-  out.chat = parse_chat_fields(ordered);
+  out.chat = parse_chat_fields(obj);
   refuse_unserved_chat_fields(obj);
   apply_reasoning_effort(obj, out.chat.template_kwargs);
-  keep_schema_order(out.common.constraint, ordered);
   check_prompt_bytes(out.chat.text_bytes, limits, "messages");
   return out;
 }
@@ -270,13 +182,10 @@ static void parse_prompt(const json& obj, const RequestLimits& limits, Completio
 }
 
 CompletionRequest parse_completion_request(const std::string& body, const RequestLimits& limits) {
-  json obj = parse_json_object(body, limits.max_array_items, limits.ctx);
+  const json obj = parse_json_object(body, limits.max_array_items, limits.ctx);
   CompletionRequest out;
   parse_common(obj, limits, out.common);
   parse_prompt(obj, limits, out);
-  if (out.common.constraint.kind == constraint::ConstraintSpec::Kind::JsonSchema) {
-    keep_schema_order(out.common.constraint, nlohmann::ordered_json::parse(body));
-  }
   out.echo = fields::boolean(obj, "echo").value_or(false);
   if (fields::string(obj, "suffix")) throw bad_request("'suffix' is not supported", "suffix");
   if (auto v = fields::integer(obj, "logprobs", 0, 20)) {

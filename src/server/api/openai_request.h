@@ -11,6 +11,7 @@
 #include "constraint/constraint_compiler.h"
 #include "engine/sampling_params.h"
 #include "server/api/chat_schema.h"
+#include "server/api/request_json.h"
 
 namespace baton::server {
 
@@ -64,12 +65,6 @@ struct CompletionRequest {
 // Parse a body; throw ApiError(400) on malformed JSON, wrong types or out-of-range values.
 ChatRequest parse_chat_request(const std::string& body, const RequestLimits& limits);
 CompletionRequest parse_completion_request(const std::string& body, const RequestLimits& limits);
-// Parse the body as a JSON object (400 when it is not one).
-// `max_array_items` > 0: a longer array anywhere is refused while parsing (400
-// context_length_exceeded), so an 8 MB array of token ids never becomes 8 MB of JSON values.
-nlohmann::json parse_json_object(const std::string& body, size_t max_array_items = 0,
-                                 int32_t ctx = 0);
-
 // Prompt text of more than limits.max_prompt_bytes cannot fit the context in tokens, so it is
 // refused (400 context_length_exceeded naming `param`) before it is tokenised.
 void check_prompt_bytes(size_t bytes, const RequestLimits& limits, const char* param);

@@ -16,27 +16,15 @@
 namespace baton::server {
 
 using nlohmann::json;
-using ojson = nlohmann::ordered_json;
+using ojson = RequestJson;
 
 namespace {
 
-const ojson* find(const ojson& obj, const char* key) {
-  auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
+using fields::find;
+using fields::required_string;
 
 std::string type_of(const ojson& v) {
   return fields::type_name(v.type());
-}
-
-std::string required_string(const ojson& obj, const char* key, const std::string& where) {
-  const ojson* v = find(obj, key);
-  const std::string param = where + "." + key;
-  if (v == nullptr) throw bad_request(fmt::format("'{}' is required", param), param);
-  if (!v->is_string()) {
-    throw bad_request(fmt::format("'{}' must be a string, got {}", param, type_of(*v)), param);
-  }
-  return v->get<std::string>();
 }
 
 std::string optional_string(const ojson& obj, const char* key, const std::string& where) {
@@ -478,7 +466,7 @@ class ErrorPaths {
 };
 
 // Fields that ask for state this server does not keep.
-void refuse_stored_state(const json& obj) {
+void refuse_stored_state(const ojson& obj) {
   auto given = [&](const char* key) { return obj.contains(key) && !obj[key].is_null(); };
   if (given("previous_response_id")) {
     throw bad_request(
@@ -509,7 +497,7 @@ void refuse_stored_state(const json& obj) {
   }
 }
 
-void read_common(const json& obj, const RequestLimits& limits, CommonRequest& out) {
+void read_common(const ojson& obj, const RequestLimits& limits, CommonRequest& out) {
   if (auto v = fields::string(obj, "model")) out.model = *v;
   if (auto v = fields::boolean(obj, "stream")) out.stream = *v;
   if (auto v = fields::integer(obj, "max_output_tokens", 1, INT32_MAX)) {
@@ -527,7 +515,7 @@ void read_common(const json& obj, const RequestLimits& limits, CommonRequest& ou
 }
 
 // Accepted fields that change nothing here, checked for their types so a typo fails loudly.
-void check_accepted(const json& obj) {
+void check_accepted(const ojson& obj) {
   for (const char* key : {"instructions", "prompt_cache_key", "safety_identifier", "service_tier",
                           "prompt_cache_retention"}) {
     fields::string(obj, key);
@@ -545,14 +533,14 @@ void check_accepted(const json& obj) {
     throw bad_request("'truncation' must be \"auto\" or \"disabled\"", "truncation");
   }
   if (obj.contains("include") && !obj["include"].is_null()) {
-    const json& inc = obj["include"];
+    const ojson& inc = obj["include"];
     bool strings = inc.is_array();
     for (const auto& v : inc) strings = strings && v.is_string();
     if (!strings) throw bad_request("'include' must be an array of strings", "include");
   }
   if (obj.contains("reasoning") && obj["reasoning"].is_object()) {
     for (const char* key : {"effort", "summary", "generate_summary"}) {
-      const json& r = obj["reasoning"];
+      const ojson& r = obj["reasoning"];
       if (r.contains(key) && !r[key].is_null() && !r[key].is_string()) {
         throw bad_request(fmt::format("'reasoning.{}' must be a string", key),
                           std::string("reasoning.") + key);
@@ -561,15 +549,16 @@ void check_accepted(const json& obj) {
   }
 }
 
-json value_or(const json& obj, const char* key, json fallback) {
+template <class Json>
+json value_or(const Json& obj, const char* key, json fallback) {
   auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? fallback : *it;
+  return it == obj.end() || it->is_null() ? fallback : json(*it);
 }
 
 // The request's settings as the response object repeats them. Nothing is stored (store: false
 // whatever was asked), nothing is truncated to fit (truncation: disabled: a prompt over the
 // context is refused), and there is one service tier.
-json echo_settings(const json& obj) {
+json echo_settings(const ojson& obj) {
   json reasoning = value_or(obj, "reasoning", json::object());
   json text = value_or(obj, "text", json::object());
   if (!text.is_object()) text = json::object();
@@ -623,13 +612,12 @@ ojson read_input(const ojson& body, InputReader& reader) {
 }  // namespace
 
 ResponsesRequest parse_responses_request(const std::string& body, const RequestLimits& limits) {
-  const json obj = parse_json_object(body, limits.max_array_items, limits.ctx);
+  const ojson obj = parse_json_object(body, limits.max_array_items, limits.ctx);
   refuse_stored_state(obj);
   check_accepted(obj);
   ResponsesRequest out;
   read_common(obj, limits, out.chat.common);
-  // Read again with key order kept: templates see the order of a tool's parameters.
-  const ojson ordered = ojson::parse(body);
+  const ojson& ordered = obj;
   ToolNames names;
   ChatTools tools = read_tools(ordered, names);
   ojson chat_body = ojson::object();
@@ -652,7 +640,6 @@ ResponsesRequest parse_responses_request(const std::string& body, const RequestL
     auto& kwargs = out.chat.chat.template_kwargs;
     if (!kwargs.contains("reasoning_effort")) kwargs["reasoning_effort"] = (*r)["effort"];
   }
-  keep_schema_order(out.chat.common.constraint, ordered);
   check_prompt_bytes(out.chat.chat.text_bytes, limits, "input");
   out.echo.settings = echo_settings(obj);
   out.echo.namespaced = names.declared();

@@ -10,7 +10,7 @@
 
 namespace baton::server {
 
-using nlohmann::json;
+using json = RequestJson;  // the request document
 
 namespace {
 
