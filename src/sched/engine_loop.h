@@ -36,15 +36,23 @@ const char* state_name(RequestState s);
 enum class FinishReason { Stop, Length, Cancelled, Failed, Shutdown };
 const char* finish_reason_name(FinishReason r);
 
-// Decides, token by token, that generation is complete (the server's stop strings). The loop
-// calls it on its own thread, in token order, for every token it sends (EOG excluded), so the
-// request ends in the step that produced the deciding token instead of running on while a
-// cancel travels back from the client's thread. It is never called concurrently.
+// Decodes a request's tokens into its client text and decides, token by token, that
+// generation is complete (the server's stop strings): the one place where the text is made and
+// matched. The loop calls it on its own thread, in token order, for every token it sends (EOG
+// excluded), before the token's event is queued, so the event carries the text and the request
+// ends in the step that produced the deciding token instead of running on while a cancel
+// travels back from the client's thread. It is never called concurrently.
 class StopCondition {
  public:
   virtual ~StopCondition() = default;
-  // True ends the request with FinishReason::Stop right after this token's event.
-  virtual bool on_token(int32_t token) = 0;
+  // True ends the request with FinishReason::Stop right after this token's event. `text`
+  // receives what the token adds to the client's text (held back while it may still become a
+  // stop string).
+  virtual bool on_token(int32_t token, std::string& text) = 0;
+  // At the request's end, whatever the reason: the text still held back (none after a stop).
+  virtual std::string held_text() = 0;
+  // The stop string that ended the request; empty when none did.
+  virtual std::string matched_stop() const = 0;
 };
 
 using engine::TokenConstraint;  // structured output (engine/token_constraint.h)
@@ -54,7 +62,7 @@ struct GenerateRequest {
   int32_t max_tokens = 16;
   engine::SamplingParams sampling;
   bool ignore_eos = false;
-  std::shared_ptr<StopCondition> stop;          // optional
+  std::shared_ptr<StopCondition> stop;          // optional: without it, events carry no text
   std::shared_ptr<TokenConstraint> constraint;  // optional
 };
 
@@ -62,6 +70,7 @@ struct TokenEvent {
   int32_t token = -1;
   float logprob = 0;                           // when sampling.logprobs
   std::vector<std::pair<int32_t, float>> top;  // sampling.top_logprobs alternatives
+  std::string text;                            // the request's StopCondition's text for it
 };
 
 struct RequestStats {
@@ -84,7 +93,24 @@ struct Event {
   // budget): a client error, not the server's.
   bool request_fault = false;
   RequestStats stats;  // Kind::Finished
+  // Kind::Finished, from the request's StopCondition: the text it held back, and the stop string
+  // that ended the request (empty when none did).
+  std::string text;
+  std::string stop_sequence;
 };
+
+// Fills a request's final event from its stop condition (both loops end requests this way).
+// The condition is server code: if it throws here, the event goes out without its text.
+inline void close_stop_condition(StopCondition* c, Event& final_event) noexcept {
+  if (c == nullptr) return;
+  try {
+    // The held text's last bytes may complete a stop string: ask which matched after them.
+    final_event.text = c->held_text();
+    final_event.stop_sequence = c->matched_stop();
+  } catch (...) {
+    final_event.text.clear();
+  }
+}
 
 class RequestHandle {
  public:

@@ -82,7 +82,8 @@ class LoopCore {
   void emit_token(Request& r, const float* logits, Clock::time_point now);
   bool sample_token(Request& r, const float* logits, engine::SampledToken& s,
                     Clock::time_point now);  // finishes r on failure
-  bool stop_condition_met(Request& r, int32_t token, Clock::time_point now);  // finishes r
+  // Runs r's stop condition on ev's token, filling ev.text; a throw is reported in `error`.
+  bool stop_condition_met(Request& r, TokenEvent& ev, std::string& error);
   void commit_full_blocks(Request& r);
   // The KV disk tier (loop_disk.cpp).
   void open_disk_tier();

@@ -231,6 +231,7 @@ void LoopCore::finish(Request& r, FinishReason why, const std::string& error,
   ev.error = error;
   ev.request_fault = why == FinishReason::Failed && r.failed_by_request;
   ev.stats = r.stats(now);
+  close_stop_condition(r.params.stop.get(), ev);
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++metrics_.requests_total[status_label(why)];

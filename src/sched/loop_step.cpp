@@ -368,12 +368,21 @@ void LoopCore::emit_token(Request& r, const float* logits, Clock::time_point now
     std::lock_guard<std::mutex> lock(mu_);
     ++metrics_.generation_tokens_total;
   }
-  TokenEvent ev{s.id, s.logprob, std::move(s.top)};
+  TokenEvent ev{s.id, s.logprob, std::move(s.top), {}};
+  std::string condition_error;
+  const bool stop = stop_condition_met(r, ev, condition_error);
   if (!r.channel->try_push_token(std::move(ev))) {
     finish(r, FinishReason::Failed, "output channel full (client not reading)", now);
     return;
   }
-  if (stop_condition_met(r, s.id, now)) return;
+  if (!condition_error.empty()) {
+    finish(r, FinishReason::Failed, fmt::format("stop condition failed: {}", condition_error), now);
+    return;
+  }
+  if (stop) {
+    finish(r, FinishReason::Stop, "", now);
+    return;
+  }
   if (r.params.constraint && r.params.constraint->complete()) {
     finish(r, FinishReason::Stop, "", now);  // only an end could follow: skip sampling it
   } else if (r.generated >= r.params.max_tokens) {
@@ -383,19 +392,19 @@ void LoopCore::emit_token(Request& r, const float* logits, Clock::time_point now
   }
 }
 
-// Asked after the token's event is queued, so the deciding token still reaches the client, and
-// before the length checks, so a stop string that completes on the last allowed token still
-// reads as a stop. The condition is server code running on this thread: an exception from it
-// fails only its own request.
-bool LoopCore::stop_condition_met(Request& r, int32_t token, Clock::time_point now) {
+// Asked before the token's event is queued, to give the event its text; the request ends
+// after the event, so the deciding token still reaches the client, and before the length
+// checks, so a stop string that completes on the last allowed token still reads as a stop. The
+// condition is server code running on this thread: an exception from it (in `error`) fails only
+// its own request.
+bool LoopCore::stop_condition_met(Request& r, TokenEvent& ev, std::string& error) {
   if (!r.params.stop) return false;
   try {
-    if (!r.params.stop->on_token(token)) return false;
-    finish(r, FinishReason::Stop, "", now);
+    return r.params.stop->on_token(ev.token, ev.text);
   } catch (const std::exception& e) {
-    finish(r, FinishReason::Failed, fmt::format("stop condition failed: {}", e.what()), now);
+    error = *e.what() != '\0' ? e.what() : "an exception without a message";
+    return false;
   }
-  return true;
 }
 
 }  // namespace baton::sched

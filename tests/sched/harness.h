@@ -16,6 +16,7 @@ namespace baton::sched::testing {
 
 struct Outcome {
   std::vector<int32_t> tokens;
+  std::string text;  // the token events' text (from the request's StopCondition)
   bool finished = false;
   Event final;
 };
@@ -26,6 +27,7 @@ inline void drain_ready(RequestHandle& h, Outcome& o) {
   while (!o.finished && h.next(e, std::chrono::milliseconds(0))) {
     if (e.kind == Event::Kind::Token) {
       o.tokens.push_back(e.token.token);
+      o.text += e.token.text;
     } else {
       o.finished = true;
       o.final = e;

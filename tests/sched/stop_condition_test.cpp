@@ -25,24 +25,37 @@ SchedConfig stop_config() {
   return c;
 }
 
-// Fires on the n-th token it is shown and records what it saw.
+// Fires on the n-th token it is shown, records what it saw, and gives each token the text
+// "<id>," (holding nothing back until the end, when it releases "held").
 class NthToken : public StopCondition {
  public:
   explicit NthToken(int n) : n_(n) {}
-  bool on_token(int32_t token) override {
+  bool on_token(int32_t token, std::string& text) override {
     seen.push_back(token);
+    text += std::to_string(token) + ",";
     return static_cast<int>(seen.size()) == n_;
   }
+  std::string held_text() override { return fired() ? "" : "held"; }
+  std::string matched_stop() const override { return fired() ? "nth" : ""; }
   std::vector<int32_t> seen;
 
  private:
+  bool fired() const { return static_cast<int>(seen.size()) == n_; }
   int n_;
 };
 
 class Throws : public StopCondition {
  public:
-  bool on_token(int32_t) override { throw std::runtime_error("boom"); }
+  bool on_token(int32_t, std::string&) override { throw std::runtime_error("boom"); }
+  std::string held_text() override { throw std::runtime_error("boom at the end"); }
+  std::string matched_stop() const override { return ""; }
 };
+
+std::string texts_of(const std::vector<int32_t>& tokens) {
+  std::string out;
+  for (int32_t t : tokens) out += std::to_string(t) + ",";
+  return out;
+}
 
 Outcome run(LoopCore& core, RequestHandle& h, int max_steps = 1000) {
   Outcome o;
@@ -73,7 +86,10 @@ TEST(StopCondition, FiresOnTheNthTokenAndEndsTheRequestInThatStep) {
   ASSERT_TRUE(o.finished);
   const auto ref = eng.reference(prompt, 5, true);
   EXPECT_EQ(o.tokens, ref);
-  EXPECT_EQ(cond->seen, ref);  // in order, each token once
+  EXPECT_EQ(cond->seen, ref);        // in order, each token once
+  EXPECT_EQ(o.text, texts_of(ref));  // each event carries the condition's text for its token
+  EXPECT_EQ(o.final.stop_sequence, "nth");
+  EXPECT_EQ(o.final.text, "");
   EXPECT_EQ(o.final.reason, FinishReason::Stop);
   EXPECT_EQ(o.final.stats.generated_tokens, 5);
   EXPECT_EQ(h->state(), RequestState::Finished);
@@ -122,6 +138,9 @@ TEST(StopCondition, NeverFiringLeavesLengthAndEndOfGenerationAlone) {
   const std::vector<int32_t> sent(ref.begin(), ref.end() - 1);
   EXPECT_EQ(o.tokens, sent);
   EXPECT_EQ(cond->seen, sent);  // the EOG token is not shown to the condition
+  EXPECT_EQ(o.text, texts_of(sent));
+  EXPECT_EQ(o.final.text, "held");  // what it held back goes out with the end
+  EXPECT_EQ(o.final.stop_sequence, "");
   auto h2 = core.submit(
       with_stop(greedy(make_prompt(10, 4, fc.n_vocab), 7), std::make_shared<NthToken>(99)));
   EXPECT_EQ(run(core, *h2).final.reason, FinishReason::Length);
@@ -152,6 +171,8 @@ TEST(StopCondition, AThrowingConditionFailsOnlyItsRequest) {
   Outcome o = run(core, *h);
   EXPECT_EQ(o.final.reason, FinishReason::Failed);
   EXPECT_NE(o.final.error.find("boom"), std::string::npos) << o.final.error;
+  EXPECT_EQ(o.tokens.size(), 1u);  // the token it threw on still went out, as before
+  EXPECT_EQ(o.final.text, "");     // and its throw at the end is no one else's problem
   EXPECT_EQ(core.pool().used(), 0);
   auto h2 = core.submit(greedy(make_prompt(10, 8), 3));
   EXPECT_EQ(run(core, *h2).final.reason, FinishReason::Length);

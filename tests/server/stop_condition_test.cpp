@@ -59,7 +59,8 @@ struct Vocab {
 // Feeds tokens and returns the index of the token on which the condition fired (-1: never).
 int fires_at(sched::StopCondition& c, const std::vector<int32_t>& tokens) {
   for (size_t i = 0; i < tokens.size(); ++i) {
-    if (c.on_token(tokens[i])) return static_cast<int>(i);
+    std::string text;
+    if (c.on_token(tokens[i], text)) return static_cast<int>(i);
   }
   return -1;
 }
@@ -75,7 +76,9 @@ TEST(StopStringCondition, TextThatOnlyLooksLikeAStopStartDoesNotFire) {
   Vocab v({"E", "N", "x", "D"});
   auto c = make_stop_condition(v.codec, {"END"}, {});
   EXPECT_EQ(fires_at(*c, {v.id("E"), v.id("N"), v.id("x"), v.id("E"), v.id("N")}), -1);
-  EXPECT_TRUE(c->on_token(v.id("D")));
+  std::string text;
+  EXPECT_TRUE(c->on_token(v.id("D"), text));
+  EXPECT_EQ(c->matched_stop(), "END");
 }
 
 TEST(StopStringCondition, AnyOfSeveralStopsFiresAtTheFirstCompletedOne) {
@@ -108,16 +111,26 @@ TEST(StopStringCondition, StopEndingInsideACharacterFiresWhenTheCharacterComplet
   EXPECT_EQ(fires_at(*c, {v.id("caf"), byte_token(0xC3), byte_token(0xA9)}), 2);
 }
 
-TEST(StopStringCondition, NoStopStringsMeansNoCondition) {
-  Vocab v({});
-  EXPECT_EQ(make_stop_condition(v.codec, std::vector<std::string>{}, {}), nullptr);
-  EXPECT_EQ(make_stop_condition(v.codec, {"", ""}, {}), nullptr);
-  EXPECT_NE(make_stop_condition(v.codec, {"", "x"}, {}), nullptr);
+// Without stop strings the condition still makes the client's text: it only never fires.
+TEST(StopStringCondition, WithoutStopStringsTheConditionOnlyDecodes) {
+  Vocab v({"Hello", " wor", "ld"});
+  for (const std::vector<std::string>& stops :
+       {std::vector<std::string>{}, std::vector<std::string>{"", ""}}) {
+    auto c = make_stop_condition(v.codec, stops, {});
+    ASSERT_NE(c, nullptr);
+    std::string text;
+    for (const char* p : {"Hello", " wor", "ld"}) EXPECT_FALSE(c->on_token(v.id(p), text));
+    text += c->held_text();
+    EXPECT_EQ(text, "Hello world");
+    EXPECT_EQ(c->matched_stop(), "");
+  }
 }
 
 // A RequestHandle that hands out scripted events and never blocks.
+// Its events carry the text of `condition`, run on each token as the engine loop runs it.
 class ScriptedHandle : public sched::RequestHandle {
  public:
+  explicit ScriptedHandle(std::shared_ptr<sched::StopCondition> c) : condition(std::move(c)) {}
   uint64_t id() const override { return 1; }
   bool next(sched::Event& out, std::chrono::milliseconds) override {
     ++next_calls;
@@ -134,6 +147,7 @@ class ScriptedHandle : public sched::RequestHandle {
     sched::Event e;
     e.kind = sched::Event::Kind::Token;
     e.token.token = id;
+    condition->on_token(id, e.token.text);
     events.push_back(e);
   }
   void finished(sched::FinishReason why, int32_t cached = 0) {
@@ -141,8 +155,10 @@ class ScriptedHandle : public sched::RequestHandle {
     e.kind = sched::Event::Kind::Finished;
     e.reason = why;
     e.stats.cached_tokens = cached;
+    sched::close_stop_condition(condition.get(), e);
     events.push_back(e);
   }
+  std::shared_ptr<sched::StopCondition> condition;
   std::deque<sched::Event> events;
   bool cancelled = false;
   int next_calls = 0;
@@ -166,10 +182,10 @@ Polled poll_until_done(Generation& g) {
 
 TEST(Generation, StopFromTheLoopEndsWithTextBeforeTheStopString) {
   Vocab v({"Hello", " wor", "ld", "END", "!"});
-  auto h = std::make_shared<ScriptedHandle>();
+  auto h = std::make_shared<ScriptedHandle>(make_stop_condition(v.codec, {"ldEND"}, {}));
   for (const char* p : {"Hello", " wor", "ld", "END"}) h->token(v.id(p));
   h->finished(sched::FinishReason::Stop, 7);
-  Generation g(h, v.codec, make_stop_set({"ldEND"}), false, {});
+  Generation g(h, v.codec, false, 0);
   Polled r = poll_until_done(g);
   ASSERT_TRUE(g.done());
   EXPECT_EQ(r.text, "Hello wor");
@@ -182,10 +198,10 @@ TEST(Generation, StopFromTheLoopEndsWithTextBeforeTheStopString) {
 
 TEST(Generation, PollAfterAMatchNeverWaitsForTheFinish) {
   Vocab v({"a", "STOP"});
-  auto h = std::make_shared<ScriptedHandle>();
+  auto h = std::make_shared<ScriptedHandle>(make_stop_condition(v.codec, {"STOP"}, {}));
   h->token(v.id("a"));
   h->token(v.id("STOP"));
-  Generation g(h, v.codec, make_stop_set({"STOP"}), false, {});
+  Generation g(h, v.codec, false, 0);
   GenerationDelta d;
   EXPECT_EQ(g.poll(0ms, d), Generation::Poll::Progress);
   EXPECT_EQ(g.poll(0ms, d), Generation::Poll::Progress);
@@ -202,32 +218,13 @@ TEST(Generation, PollAfterAMatchNeverWaitsForTheFinish) {
   EXPECT_EQ(g.finish_reason(), "stop");
 }
 
-// A request submitted without its stop condition runs on after the match: Generation cancels
-// it, drops the extra tokens, and still reports a clean "stop".
-TEST(Generation, WithoutALoopConditionAMatchCancelsAndStillReadsAsStop) {
-  Vocab v({"a", "STOP", "extra"});
-  auto h = std::make_shared<ScriptedHandle>();
-  h->token(v.id("a"));
-  h->token(v.id("STOP"));
-  h->token(v.id("extra"));
-  h->token(v.id("extra"));
-  h->finished(sched::FinishReason::Cancelled);
-  Generation g(h, v.codec, make_stop_set({"STOP"}), true, {});
-  Polled r = poll_until_done(g);
-  EXPECT_TRUE(h->cancelled);
-  EXPECT_EQ(r.text, "a");
-  EXPECT_EQ(g.finish_reason(), "stop");
-  EXPECT_FALSE(g.failed());
-  EXPECT_EQ(g.usage().completion_tokens, 2);
-}
-
 TEST(Generation, NoMatchKeepsHeldTextAndTheLoopsReason) {
   Vocab v({"a", "ST"});
-  auto h = std::make_shared<ScriptedHandle>();
+  auto h = std::make_shared<ScriptedHandle>(make_stop_condition(v.codec, {"STOP"}, {}));
   h->token(v.id("a"));
   h->token(v.id("ST"));
   h->finished(sched::FinishReason::Length);
-  Generation g(h, v.codec, make_stop_set({"STOP"}), false, {});
+  Generation g(h, v.codec, false, 0);
   Polled r = poll_until_done(g);
   EXPECT_EQ(r.text, "aST");
   EXPECT_EQ(g.finish_reason(), "length");
@@ -263,7 +260,7 @@ TEST(StopStringCondition, LoopEndsTheRequestOnTheMatchingTokenAndGenerationAgree
   const std::vector<std::string> stops{"<never>", piece};
   g.stop = make_stop_condition(v.codec, stops, prompt);
   auto h = core.submit(std::move(g));
-  Generation gen(h, v.codec, make_stop_set(stops), false, prompt);
+  Generation gen(h, v.codec, false, static_cast<int32_t>(prompt.size()));
   std::string text;
   for (int i = 0; i < 500 && !gen.done(); ++i) {
     core.step();

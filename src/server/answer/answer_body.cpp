@@ -95,9 +95,8 @@ class AnswerBody : public AsyncBody {
  private:
   void submit(Running& r) {
     r.handle = plan_.submit(r.plan.request);
-    r.gen = std::make_unique<Generation>(r.handle, codec_, plan_.stop,
-                                         plan_.logprobs || plan_.keep_best > 0,
-                                         r.plan.request.prompt, plan_.show_special);
+    r.gen = std::make_unique<Generation>(r.handle, codec_, plan_.logprobs || plan_.keep_best > 0,
+                                         static_cast<int32_t>(r.plan.request.prompt.size()));
     std::function<void()> wake;
     {
       std::lock_guard<std::mutex> lock(wake_mu_);

@@ -14,7 +14,6 @@
 
 #include "sched/engine_loop.h"
 #include "server/answer/answer_writer.h"
-#include "server/answer/stop_set.h"
 #include "server/http/http_types.h"
 #include "tokenizer/text_codec.h"
 
@@ -33,8 +32,6 @@ struct AnswerPlan {
   bool stream = false;
   bool logprobs = false;     // send logprobs (they are also collected for best_of)
   bool single_call = false;  // parallel_tool_calls false: only each choice's first call is sent
-  bool show_special = false;
-  std::shared_ptr<const StopSet> stop;  // shared by every choice (null: none)
   // best_of: keep this many choices per group, those with the highest mean token logprob
   // (0: keep all). Never streamed.
   size_t keep_best = 0;

@@ -140,9 +140,8 @@ std::shared_ptr<AsyncBody> start_answer_job(const ServeContext& c, AnswerJob job
   plan.stream = job.common.stream;
   plan.logprobs = job.common.sampling.logprobs;
   plan.single_call = job.single_call;
-  plan.show_special = job.show_special;
   // One automaton for every choice; each choice's matchers hold only their own state.
-  plan.stop = make_stop_set(job.common.stop);
+  const std::shared_ptr<const StopSet> stop = make_stop_set(job.common.stop);
   plan.keep_best = job.best_of > job.common.n ? static_cast<size_t>(job.common.n) : 0;
   for (size_t g = 0; g < job.prompts.size(); ++g) {
     PromptInput& p = job.prompts[g];
@@ -157,7 +156,8 @@ std::shared_ptr<AsyncBody> start_answer_job(const ServeContext& c, AnswerJob job
       // best_of ranks the choices by their tokens' logprobs.
       if (plan.keep_best > 0) r.sampling.logprobs = true;
       r.ignore_eos = job.common.ignore_eos;
-      r.stop = make_stop_condition(c.codec, plan.stop, p.tokens, job.show_special);
+      // Decodes the choice's text and matches its stop strings, in the engine loop.
+      r.stop = make_stop_condition(c.codec, stop, p.tokens, job.show_special);
       if (job.make_constraint) {
         r.constraint = job.make_constraint(max_tokens);
         // Every choice of a prompt has the same constraint and budget: checked once.

@@ -5,14 +5,11 @@ namespace baton::server {
 using sched::FinishReason;
 
 Generation::Generation(std::shared_ptr<sched::RequestHandle> handle,
-                       const tokenizer::TextCodec& codec, std::shared_ptr<const StopSet> stop,
-                       bool want_logprobs, const std::vector<int32_t>& prompt, bool show_special)
+                       const tokenizer::TextCodec& codec, bool want_logprobs, int32_t prompt_tokens)
     : handle_(std::move(handle)),
       codec_(codec),
-      stream_(codec.stream(prompt, show_special)),
-      stop_(std::move(stop)),
       want_logprobs_(want_logprobs),
-      prompt_tokens_(static_cast<int32_t>(prompt.size())) {}
+      prompt_tokens_(prompt_tokens) {}
 
 Generation::~Generation() {
   if (!done_) handle_->cancel();
@@ -41,26 +38,20 @@ Generation::Poll Generation::poll(std::chrono::milliseconds timeout, GenerationD
 }
 
 void Generation::on_token(const sched::TokenEvent& t, GenerationDelta& out) {
-  if (stop_.matched()) {
-    // A token after the stop string: this request was submitted without its stop condition,
-    // so the loop does not know it is over. Cancel it and keep reading for its Finished event.
-    cancel();
-    return;
-  }
   ++tokens_;
   if (want_logprobs_) {
     TokenLogprob lp{codec_.piece(t.token), t.logprob, {}};
     for (const auto& [id, p] : t.top) lp.top.emplace_back(codec_.piece(id), p);
     out.logprobs.push_back(std::move(lp));
   }
-  out.text += stop_.push(stream_->push(t.token));
+  out.text += t.text;
 }
 
 void Generation::on_finished(const sched::Event& ev, GenerationDelta& out) {
   done_ = true;
   cached_tokens_ = ev.stats.cached_tokens;
-  out.text += stop_.push(stream_->flush());
-  if (!stop_.matched()) out.text += stop_.flush();
+  out.text += ev.text;
+  stop_sequence_ = ev.stop_sequence;
   switch (ev.reason) {
     case FinishReason::Stop:
       finish_reason_ = "stop";
@@ -87,7 +78,7 @@ void Generation::on_finished(const sched::Event& ev, GenerationDelta& out) {
       error_ = "the server is shutting down; retry on another instance";
       break;
   }
-  if (stop_.matched()) {
+  if (!stop_sequence_.empty()) {
     finish_reason_ = "stop";
     error_.clear();
   }

@@ -1,17 +1,14 @@
 #pragma once
-// Reads one request's events from the scheduler and turns them into client text: incremental
-// detokenization, stop strings (held back until decided), logprobs, the finish reason and usage.
-// The request's StopStringCondition (stop_condition.h) ends it in the engine loop on the token
-// that completes a stop string; this class applies the same match to the text and then only
-// waits for that Finished event. Used by both streaming and non-streaming handlers; it never
-// touches HTTP, and never blocks longer than the timeout given to poll().
+// Reads one request's events from the scheduler and turns them into what a client is sent:
+// the text the request's StopStringCondition (stop_condition.h) decoded and released in the
+// engine loop, logprobs, the finish reason and usage. Used by both streaming and non-streaming
+// handlers; it never touches HTTP, and never blocks longer than the timeout given to poll().
 #include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "sched/engine_loop.h"
-#include "server/answer/stop_matcher.h"
 #include "server/api/openai_objects.h"
 #include "tokenizer/text_codec.h"
 
@@ -26,9 +23,10 @@ struct GenerationDelta {
 class Generation {
  public:
   // `show_special`: control tokens are decoded as their text (tokenizer::TextCodec::stream).
+  // `codec` names the tokens of logprobs. The request must have been submitted with its
+  // StopStringCondition: the text comes with its events.
   Generation(std::shared_ptr<sched::RequestHandle> handle, const tokenizer::TextCodec& codec,
-             std::shared_ptr<const StopSet> stop, bool want_logprobs,
-             const std::vector<int32_t>& prompt, bool show_special = false);
+             bool want_logprobs, int32_t prompt_tokens);
   ~Generation();  // cancels a request that has not finished
   Generation(const Generation&) = delete;
   Generation& operator=(const Generation&) = delete;
@@ -47,7 +45,7 @@ class Generation {
   const std::string& error() const { return error_; }
   const std::string& finish_reason() const { return finish_reason_; }  // "stop" | "length"
   // The stop string that ended the answer, empty when none did.
-  const std::string& stop_sequence() const { return stop_.matched_string(); }
+  const std::string& stop_sequence() const { return stop_sequence_; }
   Usage usage() const;
   uint64_t request_id() const { return handle_->id(); }
 
@@ -57,8 +55,7 @@ class Generation {
 
   std::shared_ptr<sched::RequestHandle> handle_;
   const tokenizer::TextCodec& codec_;
-  std::unique_ptr<tokenizer::TextStream> stream_;
-  StopMatcher stop_;
+  std::string stop_sequence_;
   bool want_logprobs_;
   int32_t prompt_tokens_;
   int32_t tokens_ = 0;

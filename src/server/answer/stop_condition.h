@@ -1,9 +1,9 @@
 #pragma once
-// Stop strings as a scheduler StopCondition: the engine loop runs it on each generated token so
-// a request ends in the step whose token completes a stop string (finish reason "stop"), rather
-// than running on while a cancel travels back from the client's thread. It repeats exactly the
-// detokenization and matching that Generation does for the client's text, so both agree on the
-// token that completes the match.
+// A request's client text and its stop strings, as the scheduler StopCondition the engine loop
+// runs on each generated token: it decodes the token (incremental detokenization), holds back
+// text that may still become a stop string, and ends the request in the step whose token
+// completes one (finish reason "stop"). The events carry the text it releases; Generation only
+// forwards it, so the text is decoded and matched once.
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,15 +20,17 @@ class StopStringCondition : public sched::StopCondition {
   // `show_special` as the request's Generation decodes, so that both see the same text.
   StopStringCondition(const tokenizer::TextCodec& codec, std::shared_ptr<const StopSet> stop,
                       const std::vector<int32_t>& prompt, bool show_special = false);
-  bool on_token(int32_t token) override;
+  bool on_token(int32_t token, std::string& text) override;
+  std::string held_text() override;
+  std::string matched_stop() const override { return matcher_.matched_string(); }
 
  private:
   std::unique_ptr<tokenizer::TextStream> stream_;
   StopMatcher matcher_;
 };
 
-// nullptr when there is no non-empty stop string (nothing for the loop to check). Every choice's
-// condition shares `stop`.
+// The condition of one choice (every choice's shares `stop`, which may be null: no stop
+// strings, and then the condition only decodes).
 std::shared_ptr<sched::StopCondition> make_stop_condition(
     const tokenizer::TextCodec& codec, const std::shared_ptr<const StopSet>& stop,
     const std::vector<int32_t>& prompt, bool show_special = false);

@@ -91,6 +91,7 @@ void ScriptedBackend::finish(Stream& s, sched::FinishReason why, Clock::time_poi
   ev.stats.prompt_tokens = s.prompt_tokens;
   ev.stats.generated_tokens = static_cast<int32_t>(s.sent);
   ev.stats.total_ms = std::chrono::duration<double, std::milli>(now - s.start).count();
+  sched::close_stop_condition(s.stop.get(), ev);
   s.handle->set_state(why == sched::FinishReason::Stop || why == sched::FinishReason::Length
                           ? sched::RequestState::Finished
                           : sched::RequestState::Cancelled);
@@ -114,9 +115,10 @@ bool ScriptedBackend::step(Stream& s, Clock::time_point now) {
   s.handle->set_state(sched::RequestState::Decoding);
   sched::Event ev;
   ev.token.token = s.tokens[s.sent++];
-  const int32_t token = ev.token.token;
+  // As the engine loop: the condition gives the event its text before it is queued.
+  const bool stop = s.stop && s.stop->on_token(ev.token.token, ev.token.text);
   s.handle->push(std::move(ev));
-  if (s.stop && s.stop->on_token(token)) {
+  if (stop) {
     finish(s, FinishReason::Stop, now);
     return false;
   }
