@@ -10,11 +10,11 @@
 //  - until one of the markers comes, text that began with the lead line (or follows a prompt
 //    that ends with it, as 1.6's does: FormatContext::prompt_tail) streams as reasoning; other
 //    text is held back and, if generation ends first, is content.
+#include "toolcall/format_factories.h"
 #include "toolcall/json_call.h"
 #include "toolcall/json_section_format.h"
 #include "toolcall/markup_text.h"
 #include "toolcall/output_builder.h"
-#include "toolcall/format_factories.h"
 
 namespace baton::toolcall {
 namespace {

@@ -9,9 +9,9 @@
 // <think>…</think>, split by the streaming layer.
 #include <fmt/format.h>
 
+#include "toolcall/format_factories.h"
 #include "toolcall/json_scan.h"
 #include "toolcall/output_builder.h"
-#include "toolcall/format_factories.h"
 
 namespace baton::toolcall {
 namespace {

@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "toolcall/format_factories.h"
 #include "toolcall/json_scan.h"
 #include "toolcall/output_builder.h"
-#include "toolcall/format_factories.h"
 
 namespace baton::toolcall {
 namespace {

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <functional>
 
-#include "toolcall/format_command_r.h"
+#include "toolcall/command_r_format.h"
 #include "toolcall/format_factories.h"
-#include "toolcall/format_harmony.h"
-#include "toolcall/format_kimi_k3.h"
-#include "toolcall/format_muse.h"
+#include "toolcall/harmony_format.h"
 #include "toolcall/json_args_families.h"
+#include "toolcall/kimi_k3_format.h"
 #include "toolcall/loose_formats.h"
+#include "toolcall/muse_format.h"
 #include "toolcall/xml_families.h"
 
 namespace baton::toolcall {

@@ -4,9 +4,9 @@
 //   </tool_call>
 // A last call whose close tag never came (the model stopped right after the object) is still
 // a call: Qwen models do that, and the streamed call then needs no taking back.
+#include "toolcall/format_factories.h"
 #include "toolcall/json_call.h"
 #include "toolcall/output_builder.h"
-#include "toolcall/format_factories.h"
 
 namespace baton::toolcall {
 namespace {

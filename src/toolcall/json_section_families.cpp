@@ -1,6 +1,6 @@
 // The families JsonSectionFormat reads, one spec each, and their factories.
-#include "toolcall/json_section_format.h"
 #include "toolcall/format_factories.h"
+#include "toolcall/json_section_format.h"
 
 // GCC 12 reports a -Wrestrict overlap inside std::string's inlined copy when these specs assign
 // strings (GCC bug 105329, a false positive fixed in GCC 13); nothing here aliases.

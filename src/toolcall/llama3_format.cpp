@@ -5,9 +5,9 @@
 // is content). An object that turns out not to be a call (no "name", bad JSON) is content.
 #include <fmt/format.h>
 
+#include "toolcall/format_factories.h"
 #include "toolcall/json_call_list.h"
 #include "toolcall/output_builder.h"
-#include "toolcall/format_factories.h"
 
 namespace baton::toolcall {
 namespace {

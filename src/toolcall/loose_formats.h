@@ -14,7 +14,7 @@ class Gemma4Format : public OutputFormat {
   ParsedOutput parse(std::string_view text, bool final) const override;
   std::vector<std::string> markers() const override;
   std::string call_trigger() const override { return "<|tool_call>"; }
-  // format_gemma4_grammar.cpp
+  // gemma4_grammar.cpp
   std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override;
 };
 

@@ -6,9 +6,9 @@
 // block, split here since the streaming layer only knows <think>.
 #include <cctype>
 
+#include "toolcall/format_factories.h"
 #include "toolcall/json_call_list.h"
 #include "toolcall/output_builder.h"
-#include "toolcall/format_factories.h"
 
 namespace baton::toolcall {
 namespace {

@@ -1,4 +1,4 @@
-// Muse Glimmer's ATEM messages (format_muse.h): hand-written texts through every check of
+// Muse Glimmer's ATEM messages (muse_format.h): hand-written texts through every check of
 // format_check.h, and round trips through its golden chat template.
 #include <gtest/gtest.h>
 

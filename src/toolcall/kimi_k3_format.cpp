@@ -1,4 +1,4 @@
-#include "toolcall/format_kimi_k3.h"
+#include "toolcall/kimi_k3_format.h"
 
 #include <map>
 #include <optional>

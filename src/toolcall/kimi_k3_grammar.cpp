@@ -6,7 +6,7 @@
 // with its schema's type (or "json") as the type attribute, which makes the parser read JSON.
 #include <fmt/format.h>
 
-#include "toolcall/format_kimi_k3.h"
+#include "toolcall/kimi_k3_format.h"
 
 namespace baton::toolcall {
 

@@ -1,4 +1,4 @@
-#include "toolcall/format_muse.h"
+#include "toolcall/muse_format.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "toolcall/format_harmony.h"
+#include "toolcall/harmony_format.h"
 
 #include <nlohmann/json.hpp>
 

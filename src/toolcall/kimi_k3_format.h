@@ -19,7 +19,7 @@ class KimiK3Format : public OutputFormat {
   bool answers_in_channels() const override { return true; }
   ParsedOutput parse(std::string_view text, bool final) const override;
   std::vector<std::string> markers() const override;
-  // format_kimi_k3_grammar.cpp: the reasoning (when the prompt opened think), then the tools
+  // kimi_k3_grammar.cpp: the reasoning (when the prompt opened think), then the tools
   // section. No trigger: the section's tag opens like every channel's.
   std::string call_grammar(const CallGrammarRequest& req, GrammarSink& sink) const override;
 

@@ -1,4 +1,4 @@
-#include "toolcall/format_command_r.h"
+#include "toolcall/command_r_format.h"
 
 #include <fmt/format.h>
 
