@@ -82,19 +82,26 @@ struct Scales {
   __m512 lo, hi, off, off_hi;  // off_hi: the high half's offset (kHalfOffset types)
 };
 
+// The prefetch of the block-pair and four types (Q8_0, Q4_0, IQ4_NL, MXFP4, Q4_1, Q5_0). A tile's
+// 16 rows sit a pair (four) apart per block, a stride the hardware prefetchers follow too late
+// for a matvec: touching the lines of each block's linear share of its pair 16 blocks ahead made
+// q8_0 matvec 5-25 % faster (kernels_bench, 2048x8192; more on a busy machine), Q4_0's and
+// MXFP4's ~25 %, and gpt-oss decode ~20 % (bench engine, the MXFP4 synth file).
+template <gguf::TensorType T>
+struct PairPrefetch {
+  static constexpr int64_t kBlockShare = tile16_shape(T).bytes / tile16_shape(T).blocks;
+  static constexpr int kPrefetchLines = static_cast<int>((kBlockShare + 63) / 64);
+  static constexpr int64_t kPrefetchAhead = 16 * kBlockShare;
+  static const uint8_t* share_of(const uint8_t* tile, int64_t b) { return tile + kBlockShare * b; }
+};
+
 // The tile types. Each reads a group of kGroup blocks (a super-block of the K types) through a
 // Group made once per group; block j of the group gives its Scales and its 8 quads in lane form.
-struct Tiles16Q8_0 {
+struct Tiles16Q8_0 : PairPrefetch<gguf::TensorType::Q8_0> {
   static constexpr int kBias = 128;
   static constexpr bool kOffset = false, kHalfOffset = false, kSplit = false;
   static constexpr int kGroup = 1;
   static constexpr auto kType = gguf::TensorType::Q8_0;
-  // A tile's 16 rows sit 544 B apart per block, a stride the hardware prefetchers follow too
-  // late for a matvec: touching the 9 lines of a block 16 blocks ahead made q8_0 matvec 5-25 %
-  // faster (kernels_bench, 2048x8192; more on a busy machine), Q4_0's and MXFP4's ~25 %, and
-  // gpt-oss decode ~20 % (bench engine, the MXFP4 synth file).
-  static constexpr int kPrefetchLines = 9;
-  static constexpr int64_t kPrefetchAhead = 16 * 544;
   struct Group {
     const uint8_t* quants;
     const uint8_t* d;
@@ -105,7 +112,8 @@ struct Tiles16Q8_0 {
     }
   };
   static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t g) {
-    return {tile + tile16_quants_at(kType, g), tile + tile16_scales_at(kType, g), tile + 544 * g};
+    return {tile + tile16_quants_at(kType, g), tile + tile16_scales_at(kType, g),
+            share_of(tile, g)};
   }
 };
 
@@ -128,7 +136,7 @@ BATON_AVX512_INLINE __m512 e8m0x16(const uint8_t* p) {
 
 // Q4_0, IQ4_NL, MXFP4, Q4_1 and Q5_0: pairs (MXFP4: fours) of 32-element blocks (tiles16.h).
 template <gguf::TensorType T>
-struct Tiles16Pair {
+struct Tiles16Pair : PairPrefetch<T> {
   static constexpr bool kMx = T == gguf::TensorType::MXFP4;             // kMXFP4Values, E8M0 scales
   static constexpr bool kTable = kMx || T == gguf::TensorType::IQ4_NL;  // levels from a table
   static constexpr bool kMin = T == gguf::TensorType::Q4_1;             // an offset m per block
@@ -137,10 +145,6 @@ struct Tiles16Pair {
   static constexpr int kBias = kTable ? 128 : kMin ? 0 : kFifth ? 16 : 8;
   static constexpr bool kOffset = kMin, kHalfOffset = false, kSplit = false;
   static constexpr int kGroup = 1;
-  // As Q8_0's: each block's linear share of its pair (four), 16 blocks ahead.
-  static constexpr int64_t kBlockShare = tile16_shape(T).bytes / tile16_shape(T).blocks;
-  static constexpr int kPrefetchLines = static_cast<int>((kBlockShare + 63) / 64);
-  static constexpr int64_t kPrefetchAhead = 16 * kBlockShare;
   struct Group {
     const uint8_t* quants;
     const uint8_t* d;      // 16 f16 (MXFP4: 16 exponent bytes)
@@ -166,7 +170,7 @@ struct Tiles16Pair {
   };
   static BATON_AVX512_INLINE Group group(const uint8_t* tile, int64_t b) {
     return {tile + tile16_quants_at(T, b), tile + tile16_scales_at(T, b),
-            tile + tile16_extra_at(T, b), tile + kBlockShare * b};
+            tile + tile16_extra_at(T, b), PairPrefetch<T>::share_of(tile, b)};
   }
 };
 using Tiles16Q4_0 = Tiles16Pair<gguf::TensorType::Q4_0>;
