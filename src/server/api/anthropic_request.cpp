@@ -37,6 +37,7 @@ struct Translation {
 };
 
 using fields::find;
+using fields::required_string;
 
 // A block's type, or "" when it has none (the block's reader then names the problem).
 std::string type_of(const ojson& block) {
@@ -73,10 +74,10 @@ std::string document_text(const ojson& block, const std::string& param, Translat
   if (src == nullptr || !src->is_object()) {
     throw bad_request(param + ".source must be an object", param + ".source");
   }
-  const std::string& kind = fields::required_string(*src, "type", param + ".source");
+  const std::string& kind = required_string(*src, "type", param + ".source");
   std::string text;
   if (kind == "text") {
-    text = fields::required_string(*src, "data", param + ".source");
+    text = required_string(*src, "data", param + ".source");
   } else if (kind == "content") {
     const ojson* c = find(*src, "content");
     if (c == nullptr) {
@@ -96,8 +97,8 @@ std::string document_text(const ojson& block, const std::string& param, Translat
 }
 
 std::string search_result_text(const ojson& block, const std::string& param, Translation& t) {
-  const std::string& title = fields::required_string(block, "title", param);
-  const std::string& source = fields::required_string(block, "source", param);
+  const std::string& title = required_string(block, "title", param);
+  const std::string& source = required_string(block, "source", param);
   const ojson* c = find(block, "content");
   if (c == nullptr) throw bad_request(param + ".content is required", param + ".content");
   return fmt::format("{} ({})\n{}", title, source,
@@ -109,8 +110,8 @@ std::string search_result_text(const ojson& block, const std::string& param, Tra
 std::optional<std::string> block_text(const ojson& block, const std::string& param, Where where,
                                       Translation& t) {
   if (!block.is_object()) throw bad_request(param + " must be a content block object", param);
-  const std::string& type = fields::required_string(block, "type", param);
-  if (type == "text") return fields::required_string(block, "text", param);
+  const std::string& type = required_string(block, "type", param);
+  if (type == "text") return required_string(block, "text", param);
   const bool user_side = where == Where::User || where == Where::ToolResult;
   if (type == "image") {
     if (where == Where::ToolResult) {
@@ -180,7 +181,7 @@ void push_message(Translation& t, ojson m) {
 }
 
 ojson tool_message(const ojson& block, const std::string& param, Translation& t) {
-  const std::string& id = fields::required_string(block, "tool_use_id", param);
+  const std::string& id = required_string(block, "tool_use_id", param);
   std::string text;
   if (const ojson* c = find(block, "content")) {
     text = blocks_text(*c, param + ".content", Where::ToolResult, t);
@@ -220,8 +221,8 @@ void user_turn(const ojson& content, const std::string& param, Translation& t) {
 }
 
 ojson tool_call(const ojson& block, const std::string& param, Translation& t) {
-  const std::string& id = fields::required_string(block, "id", param);
-  const std::string& name = fields::required_string(block, "name", param);
+  const std::string& id = required_string(block, "id", param);
+  const std::string& name = required_string(block, "name", param);
   const ojson* input = find(block, "input");
   if (input != nullptr && !input->is_object()) {
     throw bad_request(param + ".input must be an object (the tool's arguments)", param + ".input");
@@ -247,8 +248,7 @@ void assistant_turn(const ojson& content, const std::string& param, Translation&
     if (type == "tool_use") {
       calls.push_back(tool_call(b, p, t));
     } else if (type == "thinking") {
-      append_text(reasoning,
-                  fields::required_string(b, "thinking", p));  // the signature is not checked
+      append_text(reasoning, required_string(b, "thinking", p));  // the signature is not checked
     } else if (type == "redacted_thinking") {
       t.dropped.insert(type);  // encrypted by Anthropic: nothing a model here could read
     } else if (auto s = block_text(b, p, Where::Assistant, t)) {
@@ -283,7 +283,7 @@ void translate_messages(const ojson& body, Translation& t) {
     const ojson& m = (*msgs)[i];
     const std::string param = fmt::format("messages[{}]", i);
     if (!m.is_object()) throw bad_request(param + " must be an object", param);
-    const std::string& role = fields::required_string(m, "role", param);
+    const std::string& role = required_string(m, "role", param);
     const ojson* content = find(m, "content");
     if (content == nullptr || (!content->is_string() && !content->is_array())) {
       throw bad_request(param + ".content must be a string or an array of content blocks",
@@ -321,7 +321,7 @@ ojson translate_tools(const ojson& body, Translation& t) {
       t.dropped.insert("tool " + type->get<std::string>().substr(0, 64));
       continue;
     }
-    ojson fn = {{"name", fields::required_string(tool, "name", param)}};
+    ojson fn = {{"name", required_string(tool, "name", param)}};
     if (const ojson* d = find(tool, "description")) {
       if (!d->is_string()) {
         throw bad_request(param + ".description must be a string", param + ".description");
@@ -348,7 +348,7 @@ void translate_tool_choice(const ojson& body, ojson& chat) {
                           fields::type_name(tc->type()),
                       "tool_choice");
   }
-  const std::string& type = fields::required_string(*tc, "type", "tool_choice");
+  const std::string& type = required_string(*tc, "type", "tool_choice");
   if (type == "auto" || type == "none") {
     chat["tool_choice"] = type;
   } else if (type == "any" || type == "tool") {
@@ -360,9 +360,8 @@ void translate_tool_choice(const ojson& body, ojson& chat) {
     if (type == "any") {
       chat["tool_choice"] = "required";
     } else {
-      chat["tool_choice"] = {
-          {"type", "function"},
-          {"function", {{"name", fields::required_string(*tc, "name", "tool_choice")}}}};
+      chat["tool_choice"] = {{"type", "function"},
+                             {"function", {{"name", required_string(*tc, "name", "tool_choice")}}}};
     }
   } else {
     throw bad_request(fmt::format("tool_choice.type '{}' is not one of auto, any, tool, none",
@@ -390,7 +389,7 @@ void translate_thinking(const ojson& body, ojson& chat) {
         "{\"type\": \"disabled\"}",
         "thinking");
   }
-  const std::string& type = fields::required_string(*th, "type", "thinking");
+  const std::string& type = required_string(*th, "type", "thinking");
   bool on = true;
   if (type == "enabled") {
     const ojson* b = find(*th, "budget_tokens");
@@ -499,7 +498,6 @@ void log_dropped(const Translation& t) {
 
 MessagesRequest translate(const std::string& body, const RequestLimits& limits, bool generate) {
   const ojson obj = parse_json_object(body, limits.max_array_items, limits.ctx);
-  const ojson& ordered = obj;
   MessagesRequest out;
   auto model = fields::string(obj, "model");
   if (!model) throw bad_request("'model' (a string) is required", "model");
@@ -507,15 +505,15 @@ MessagesRequest translate(const std::string& body, const RequestLimits& limits, 
   if (generate) parse_generation(obj, limits, out.chat.common);
   check_unsupported(obj);
   Translation t;
-  translate_messages(ordered, t);
+  translate_messages(obj, t);
   ojson chat = ojson::object();
   chat["messages"] = std::move(t.messages);
-  chat["tools"] = translate_tools(ordered, t);
-  translate_tool_choice(ordered, chat);
-  translate_thinking(ordered, chat);
+  chat["tools"] = translate_tools(obj, t);
+  translate_tool_choice(obj, chat);
+  translate_thinking(obj, chat);
   log_dropped(t);
   out.chat.chat = parse_chat_fields(chat);
-  if (generate) parse_output_config(ordered, out.chat.common);
+  if (generate) parse_output_config(obj, out.chat.common);
   const size_t bytes = out.chat.chat.text_bytes;
   if (limits.max_prompt_bytes > 0 && bytes > limits.max_prompt_bytes) {
     throw ApiError(400,

@@ -16,8 +16,6 @@ using RequestJson = nlohmann::ordered_json;
 
 namespace baton::server::fields {
 
-using RequestJson = server::RequestJson;
-
 // The member `key` of `obj`, or nullptr when it is missing or null.
 const RequestJson* find(const RequestJson& obj, const char* key);
 // The string member `key` of `obj` (at `where`, for messages): 400 naming 'where.key' when it is

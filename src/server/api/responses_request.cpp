@@ -617,18 +617,17 @@ ResponsesRequest parse_responses_request(const std::string& body, const RequestL
   check_accepted(obj);
   ResponsesRequest out;
   read_common(obj, limits, out.chat.common);
-  const ojson& ordered = obj;
   ToolNames names;
-  ChatTools tools = read_tools(ordered, names);
+  ChatTools tools = read_tools(obj, names);
   ojson chat_body = ojson::object();
-  if (ojson tc = read_tool_choice(ordered, tools, names); !tc.is_null()) {
+  if (ojson tc = read_tool_choice(obj, tools, names); !tc.is_null()) {
     chat_body["tool_choice"] = std::move(tc);
   }
   InputReader reader(names);
-  chat_body["messages"] = read_input(ordered, reader);
+  chat_body["messages"] = read_input(obj, reader);
   chat_body["tools"] = tools.tools;
   for (const char* key : {"parallel_tool_calls", "chat_template_kwargs"}) {
-    if (const ojson* v = find(ordered, key)) chat_body[key] = *v;
+    if (const ojson* v = find(obj, key)) chat_body[key] = *v;
   }
   try {
     out.chat.chat = parse_chat_fields(chat_body);
@@ -636,7 +635,7 @@ ResponsesRequest parse_responses_request(const std::string& body, const RequestL
     throw ErrorPaths(reader.origins(), tools.origins).rename(e);
   }
   // gpt-oss style templates read the effort from this variable; others ignore it.
-  if (const ojson* r = find(ordered, "reasoning"); r != nullptr && find(*r, "effort") != nullptr) {
+  if (const ojson* r = find(obj, "reasoning"); r != nullptr && find(*r, "effort") != nullptr) {
     auto& kwargs = out.chat.chat.template_kwargs;
     if (!kwargs.contains("reasoning_effort")) kwargs["reasoning_effort"] = (*r)["effort"];
   }
