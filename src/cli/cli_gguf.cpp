@@ -29,20 +29,26 @@ void run_synth(const SynthArgs& a) {
   synth::write_synthetic_model(spec, a.out);
 }
 
-// The hybrid's shape (qwen35moe): the DeltaNet layers, the shared expert.
+// The hybrids' shape (qwen35, qwen35moe, qwen3next): the DeltaNet layers, the shared expert.
 void register_hybrid_flags(CLI::App& cmd, synth::SynthSpec& s) {
-  cmd.add_option("--shared-ff", s.shared_ff,
-                 "feed-forward length of the shared expert (qwen35moe; default --expert-ff)");
-  cmd.add_option("--ssm-k-heads", s.ssm_k_heads, "DeltaNet key heads (qwen35moe)")
+  cmd.add_option(
+      "--shared-ff", s.shared_ff,
+      "feed-forward length of the shared expert (qwen35moe, qwen3next; default --expert-ff)");
+  cmd.add_option("--ssm-k-heads", s.ssm_k_heads,
+                 "DeltaNet key heads (qwen35, qwen35moe, qwen3next)")
       ->capture_default_str();
-  cmd.add_option("--ssm-v-heads", s.ssm_v_heads, "DeltaNet value heads (qwen35moe)")
+  cmd.add_option("--ssm-v-heads", s.ssm_v_heads,
+                 "DeltaNet value heads (qwen35, qwen35moe, qwen3next)")
       ->capture_default_str();
-  cmd.add_option("--ssm-head-dim", s.ssm_head_dim, "DeltaNet head width (qwen35moe)")
+  cmd.add_option("--ssm-head-dim", s.ssm_head_dim,
+                 "DeltaNet head width (qwen35, qwen35moe, qwen3next)")
       ->capture_default_str();
-  cmd.add_option("--ssm-conv", s.ssm_conv, "DeltaNet convolution taps (qwen35moe)")
+  cmd.add_option("--ssm-conv", s.ssm_conv,
+                 "DeltaNet convolution taps (qwen35, qwen35moe, qwen3next)")
       ->capture_default_str();
-  cmd.add_option("--full-attention-interval", s.full_attention_interval,
-                 "every n-th layer attends, the others are gated DeltaNet (qwen35moe)")
+  cmd.add_option(
+         "--full-attention-interval", s.full_attention_interval,
+         "every n-th layer attends, the others are gated DeltaNet (qwen35, qwen35moe, qwen3next)")
       ->capture_default_str();
 }
 
@@ -51,8 +57,10 @@ void register_synth(CLI::App& gguf) {
   auto* cmd = gguf.add_subcommand("synth", "write a model of a real shape with RANDOM weights");
   auto& s = args->spec;
   cmd->add_option("out", args->out, "output .gguf path")->required();
-  cmd->add_option("--arch", s.arch,
-                  "llama | qwen2 | qwen3 | qwen3moe | gpt-oss | qwen35moe | gemma3 | mistral3")
+  cmd->add_option(
+         "--arch", s.arch,
+         "llama | qwen2 | qwen3 | qwen3moe | gpt-oss | qwen35 | qwen35moe | qwen3next | gemma3 | "
+         "mistral3")
       ->capture_default_str();
   cmd->add_option("--embd", s.embd, "embedding length")->capture_default_str();
   cmd->add_option("--layers", s.layers, "number of blocks")->capture_default_str();
@@ -63,13 +71,14 @@ void register_synth(CLI::App& gguf) {
                   "head-dim may then differ from embd)")
       ->capture_default_str();
   cmd->add_option("--ff", s.ff, "feed-forward length")->capture_default_str();
-  cmd->add_option("--experts", s.experts, "experts per layer (qwen3moe, gpt-oss, qwen35moe)")
+  cmd->add_option("--experts", s.experts,
+                  "experts per layer (qwen3moe, gpt-oss, qwen35moe, qwen3next)")
       ->capture_default_str();
   cmd->add_option("--experts-used", s.experts_used,
-                  "experts each token uses (qwen3moe, gpt-oss, qwen35moe)")
+                  "experts each token uses (qwen3moe, gpt-oss, qwen35moe, qwen3next)")
       ->capture_default_str();
   cmd->add_option("--expert-ff", s.expert_ff,
-                  "feed-forward length of each expert (qwen3moe, gpt-oss, qwen35moe)")
+                  "feed-forward length of each expert (qwen3moe, gpt-oss, qwen35moe, qwen3next)")
       ->capture_default_str();
   cmd->add_option("--swa", s.swa,
                   "sliding window of the windowed layers (gpt-oss: layers 0, 2, 4, ...; "

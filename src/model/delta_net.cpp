@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/simd.h"
 #include "model/ops.h"
 
 namespace baton::model {
@@ -71,35 +72,42 @@ void conv_channels(const float* mixed, float* out, const DeltaNetSeq& sq, const 
   }
 }
 
-// The four input projections of every row in one hand-out of work.
+// The joint projection's rows hold, per key head, its group of value heads' betas then their
+// alphas; value head g * r + j (r value heads per key head) is the j-th of group g.
+void split_beta_alpha(const SsmParams& p, const float* ba, int64_t n, float* beta, float* alpha) {
+  const int32_t Hv = p.n_v_heads, r = p.n_v_heads / p.n_k_heads;
+  for (int64_t t = 0; t < n; ++t) {
+    const float* row = ba + t * 2 * Hv;
+    for (int32_t g = 0; g < p.n_k_heads; ++g) {
+      for (int32_t j = 0; j < r; ++j) {
+        beta[t * Hv + g * r + j] = row[2 * g * r + j];
+        alpha[t * Hv + g * r + j] = row[2 * g * r + r + j];
+      }
+    }
+  }
+}
+
+// The input projections of every row in one hand-out of work.
 void project(const DeltaNetWeights& w, const SsmParams& p, const float* xn, int64_t n,
              DeltaNetScratch& s, kernels::ThreadPool* pool) {
   s.mixed.resize(n * p.conv_dim());
   s.z.resize(n * p.value_dim());
   s.beta.resize(n * p.n_v_heads);
   s.alpha.resize(n * p.n_v_heads);
-  s.jobs = {{w.qkv, xn, n, s.mixed.data()},
-            {w.z, xn, n, s.z.data()},
-            {w.beta, xn, n, s.beta.data()},
-            {w.alpha, xn, n, s.alpha.data()}};
+  s.jobs = {{w.qkv, xn, n, s.mixed.data()}, {w.z, xn, n, s.z.data()}};
+  const bool joint = w.beta_alpha.rows > 0;
+  if (joint) {
+    s.beta_alpha.resize(n * 2 * p.n_v_heads);
+    s.jobs.push_back({w.beta_alpha, xn, n, s.beta_alpha.data()});
+  } else {
+    s.jobs.push_back({w.beta, xn, n, s.beta.data()});
+    s.jobs.push_back({w.alpha, xn, n, s.alpha.data()});
+  }
   kernels::matmul_many(s.jobs.data(), s.jobs.size(), pool);
+  if (joint) split_beta_alpha(p, s.beta_alpha.data(), n, s.beta.data(), s.alpha.data());
 }
 
 }  // namespace
-
-void delta_rule_step(float* m, const float* q, const float* k, const float* v, float g, float beta,
-                     float scale, int32_t head_dim, float* o) {
-  const float decay = std::exp(g);
-  // Row j of m is column j of S: its decay, its delta (which reads only that row), its update
-  // and its output are done in turn, in the order a token-at-a-time update does them.
-  for (int32_t j = 0; j < head_dim; ++j) {
-    float* row = m + static_cast<int64_t>(j) * head_dim;
-    for (int32_t i = 0; i < head_dim; ++i) row[i] *= decay;
-    const float delta = (v[j] - fixed_order_dot(row, k, head_dim)) * beta;
-    for (int32_t i = 0; i < head_dim; ++i) row[i] += k[i] * delta;
-    o[j] = fixed_order_dot(row, q, head_dim) * scale;
-  }
-}
 
 void delta_net(const DeltaNetWeights& w, const SsmParams& p, float rms_eps, const float* xn,
                int64_t n, const std::vector<DeltaNetSeq>& seqs, float* out, DeltaNetScratch& s,
@@ -125,17 +133,19 @@ void delta_net(const DeltaNetWeights& w, const SsmParams& p, float rms_eps, cons
     }
   });
   s.heads.resize(n * V);
+  const kernels::SimdLevel level = kernels::active_simd_level();
   const float scale = 1.0f / std::sqrt(static_cast<float>(S));
   parallel(pool, static_cast<int64_t>(seqs.size()) * Hv, [&](int64_t it) {
     const DeltaNetSeq& sq = seqs[it / Hv];
-    const int32_t h = static_cast<int32_t>(it % Hv), hk = h % Hk;
+    const int32_t h = static_cast<int32_t>(it % Hv), hk = p.key_head(h);
     const int64_t SS = static_cast<int64_t>(S) * S;
     float* m = sq.matrix + h * SS;
     auto cap = sq.captures.begin();
     for (int64_t r = sq.row0; r < sq.row0 + sq.n_rows; ++r) {
       const float* row = s.qkv.data() + r * C;
-      delta_rule_step(m, row + hk * S, row + KD + hk * S, row + 2 * KD + h * S, s.alpha[r * Hv + h],
-                      s.beta[r * Hv + h], scale, S, s.heads.data() + r * V + h * S);
+      delta_rule_step_at(level, m, row + hk * S, row + KD + hk * S, row + 2 * KD + h * S,
+                         s.alpha[r * Hv + h], s.beta[r * Hv + h], scale, S,
+                         s.heads.data() + r * V + h * S);
       if (cap != sq.captures.end() && r - sq.row0 + 1 == cap->rows) {
         std::copy(m, m + SS, cap->matrix + h * SS);
         ++cap;

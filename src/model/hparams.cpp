@@ -21,8 +21,12 @@ const char* arch_name(Arch a) {
       return "qwen3moe";
     case Arch::GptOss:
       return "gpt-oss";
+    case Arch::Qwen35:
+      return "qwen35";
     case Arch::Qwen35Moe:
       return "qwen35moe";
+    case Arch::Qwen3Next:
+      return "qwen3next";
     case Arch::Gemma3:
       return "gemma3";
     case Arch::Mistral3:
@@ -31,8 +35,12 @@ const char* arch_name(Arch a) {
   return "?";
 }
 
+bool is_hybrid_arch(Arch a) {
+  return a == Arch::Qwen35 || a == Arch::Qwen35Moe || a == Arch::Qwen3Next;
+}
+
 bool has_qk_norm(Arch a) {
-  return a == Arch::Qwen3 || a == Arch::Qwen3Moe || a == Arch::Qwen35Moe || a == Arch::Gemma3;
+  return a == Arch::Qwen3 || a == Arch::Qwen3Moe || a == Arch::Gemma3 || is_hybrid_arch(a);
 }
 
 float HParams::attention_scale() const {
@@ -53,12 +61,14 @@ Arch parse_arch(const std::string& s, const std::string& path) {
   if (s == "qwen3") return Arch::Qwen3;
   if (s == "qwen3moe") return Arch::Qwen3Moe;
   if (s == "gpt-oss") return Arch::GptOss;
+  if (s == "qwen35") return Arch::Qwen35;
   if (s == "qwen35moe") return Arch::Qwen35Moe;
+  if (s == "qwen3next") return Arch::Qwen3Next;
   if (s == "gemma3") return Arch::Gemma3;
   if (s == "mistral3") return Arch::Mistral3;
   throw std::runtime_error(
       fmt::format("{}: general.architecture '{}' is not supported (supported: llama, qwen2, "
-                  "qwen3, qwen3moe, gpt-oss, qwen35moe, gemma3, mistral3)",
+                  "qwen3, qwen3moe, gpt-oss, qwen35, qwen35moe, qwen3next, gemma3, mistral3)",
                   path, s));
 }
 
@@ -179,7 +189,8 @@ HParams read_hparams(const gguf::GgufFile& f) {
   };
   h.n_embd = req("embedding_length", 1 << 16);
   h.n_layer = req("block_count", 1024);
-  if (h.arch == Arch::Qwen3Moe || h.arch == Arch::GptOss || h.arch == Arch::Qwen35Moe) {
+  if (h.arch == Arch::Qwen3Moe || h.arch == Arch::GptOss || h.arch == Arch::Qwen35Moe ||
+      h.arch == Arch::Qwen3Next) {
     h.moe = read_moe(f, a);
     // A MoE file may carry a dense width it never uses; it is not needed.
     const int64_t ff = f.get_int_or(a + "feed_forward_length", 0);
@@ -230,7 +241,7 @@ HParams read_hparams(const gguf::GgufFile& f) {
     h.moe.norm_topk = false;
     h.moe.act = ExpertAct::SwigluOai;
   }
-  if (h.arch == Arch::Qwen35Moe) read_hybrid_hparams(f, h);
+  if (is_hybrid_arch(h.arch)) read_hybrid_hparams(f, h);
   return h;
 }
 

@@ -9,8 +9,22 @@
 
 namespace baton::model {
 
-enum class Arch { Llama, Qwen2, Qwen3, Qwen3Moe, GptOss, Qwen35Moe, Gemma3, Mistral3 };
+enum class Arch {
+  Llama,
+  Qwen2,
+  Qwen3,
+  Qwen3Moe,
+  GptOss,
+  Qwen35,
+  Qwen35Moe,
+  Qwen3Next,
+  Gemma3,
+  Mistral3
+};
 const char* arch_name(Arch a);
+// The hybrid architectures: gated DeltaNet layers between gated attention layers (qwen35 with
+// dense FFNs, qwen35moe and qwen3next with routed experts and a shared expert).
+bool is_hybrid_arch(Arch a);
 // Whether the architecture normalises each head of q and k (RMSNorm with head_dim weights)
 // before rope.
 bool has_qk_norm(Arch a);
@@ -46,13 +60,22 @@ struct MoeParams {
   float swiglu_limit = 7.0f;    // SwigluOai only
 };
 
-// The gated DeltaNet layers of a hybrid recurrent model (qwen35moe), from its ssm.* keys.
+// The gated DeltaNet layers of a hybrid recurrent model (qwen35, qwen35moe, qwen3next), from its
+// ssm.* keys.
 struct SsmParams {
   int32_t d_conv = 0;     // ssm.conv_kernel: taps of the causal convolution over q|k|v
   int32_t head_dim = 0;   // ssm.state_size: width of every key and value head
   int32_t n_k_heads = 0;  // ssm.group_count: query/key heads
   int32_t n_v_heads = 0;  // ssm.time_step_rank: value heads (a multiple of the key heads)
   int32_t d_inner = 0;    // ssm.inner_size: n_v_heads * head_dim
+  // Which key head value head h reads: qwen35/qwen35moe files store value heads tiled (key head
+  // h mod n_k_heads, as their converter reorders them), qwen3next files grouped by key head
+  // (key head h / (n_v_heads / n_k_heads), the order of the original weights).
+  bool v_heads_grouped = false;
+
+  int32_t key_head(int32_t h) const {
+    return v_heads_grouped ? h / (n_v_heads / n_k_heads) : h % n_k_heads;
+  }
 
   int32_t key_dim() const { return n_k_heads * head_dim; }
   int32_t value_dim() const { return n_v_heads * head_dim; }
@@ -128,7 +151,7 @@ struct HParams {
   // Layers that attend, and so hold KV.
   int32_t n_attention_layers() const;
   // An attention layer's query rows carry a per-head output gate: [q, gate] per head.
-  bool gated_attention() const { return arch == Arch::Qwen35Moe; }
+  bool gated_attention() const { return is_hybrid_arch(arch); }
   // Layer il's attention window in positions; 0 = the whole context.
   int32_t window(int32_t il) const {
     return il >= 0 && static_cast<size_t>(il) < swa.size() && swa[il] ? n_swa : 0;

@@ -1,5 +1,6 @@
-// The keys of hybrid recurrent models (qwen35moe): the gated DeltaNet shape (ssm.*), which layers
-// are recurrent, the IMRoPE sections and the shared expert. Every refusal names the key and the
+// The keys of hybrid recurrent models (qwen35, qwen35moe, qwen3next): the gated DeltaNet shape
+// (ssm.*), which layers are recurrent, the IMRoPE sections (qwen35 and qwen35moe; qwen3next's
+// attention rotates as neox) and the shared expert. Every refusal names the key and the
 // fix, in one line.
 #include <fmt/format.h>
 
@@ -130,8 +131,13 @@ void read_hybrid_hparams(const gguf::GgufFile& f, HParams& h) {
                           "{}full_attention_interval / attention.recurrent_layers)",
                           h.n_layer, a));
   }
-  read_sections(f, a, h);
-  h.rope_mode = RopeMode::Imrope;
+  if (h.arch == Arch::Qwen3Next) {
+    // qwen3next's converter keeps the original weights' value heads, grouped by key head.
+    h.ssm.v_heads_grouped = true;
+  } else {
+    read_sections(f, a, h);
+    h.rope_mode = RopeMode::Imrope;
+  }
   const std::string shared = a + "expert_shared_feed_forward_length";
   if (f.has(shared)) {
     const int64_t v = f.get_int(shared);

@@ -58,7 +58,8 @@ std::vector<Group> groups_of(ModelWeights& w) {
   for (auto& l : w.layers) {
     out.push_back({{&l.wq, &l.wk, &l.wv}, &l.wqkv});
     out.push_back({{&l.wo}});
-    for (auto* m : {&l.dnet.qkv, &l.dnet.z, &l.dnet.beta, &l.dnet.alpha, &l.dnet.out}) {
+    for (auto* m :
+         {&l.dnet.qkv, &l.dnet.z, &l.dnet.beta, &l.dnet.alpha, &l.dnet.beta_alpha, &l.dnet.out}) {
       out.push_back({{m}});
     }
     if (l.ffn == FfnKind::Dense) {

@@ -205,7 +205,11 @@ MoeWeights load_moe(const Loader& L, HParams& h, const std::string& p) {
   m.up = L.experts(p + "ffn_up_exps.weight", E, ff, count_key, N, "the experts' up matrices");
   m.down = L.experts(p + "ffn_down_exps.weight", ff, E, count_key, N, "the experts' down matrices");
   m.gate_up.assign(N, kernels::MatrixView{});
-  if (h.arch == Arch::Qwen35Moe) m.shared = load_shared_expert(L, h, p);
+  // qwen35moe always has a shared expert; qwen3next has one where the file holds it.
+  if (h.arch == Arch::Qwen35Moe ||
+      (h.arch == Arch::Qwen3Next && L.find(p + "ffn_gate_shexp.weight"))) {
+    m.shared = load_shared_expert(L, h, p);
+  }
   if (h.arch == Arch::GptOss) {
     m.router_bias = L.vec_per(p + "ffn_gate_inp.bias", N, count_key, "the router's bias");
     m.gate_bias = L.rows_of(p + "ffn_gate_exps.bias", ff, N, "the experts' gate biases");
@@ -221,11 +225,22 @@ DeltaNetWeights load_delta_net(const Loader& L, const HParams& h, const std::str
   const SsmParams& s = h.ssm;
   const int64_t E = h.n_embd, C = s.conv_dim(), V = s.value_dim(), Hv = s.n_v_heads;
   DeltaNetWeights w;
+  if (L.find(p + "ssm_in.weight") && !L.find(p + "attn_qkv.weight")) {
+    throw std::runtime_error(fmt::format(
+        "{}: layer {}ssm_in.weight holds q, k, v and z interleaved per key head, the layout of "
+        "qwen3next files converted before January 2026, which baton does not read; convert the "
+        "model again with a current llama.cpp (it writes attn_qkv and attn_gate)",
+        L.path(), p));
+  }
   try {
     w.qkv = L.matrix(p + "attn_qkv.weight", E, C);
     w.z = L.matrix(p + "attn_gate.weight", E, V);
-    w.beta = L.matrix(p + "ssm_beta.weight", E, Hv);
-    w.alpha = L.matrix(p + "ssm_alpha.weight", E, Hv);
+    if (L.find(p + "ssm_ba.weight")) {
+      w.beta_alpha = L.matrix(p + "ssm_ba.weight", E, 2 * Hv);
+    } else {
+      w.beta = L.matrix(p + "ssm_beta.weight", E, Hv);
+      w.alpha = L.matrix(p + "ssm_alpha.weight", E, Hv);
+    }
     w.out = L.matrix(p + "ssm_out.weight", V, E);
     const auto conv = L.matrix(p + "ssm_conv1d.weight", s.d_conv, C);
     w.conv.resize(static_cast<size_t>(C * s.d_conv));
@@ -246,7 +261,19 @@ DeltaNetWeights load_delta_net(const Loader& L, const HParams& h, const std::str
   return w;
 }
 
-// A hybrid model's recurrent layer: attn_norm, the DeltaNet, and the MoE FFN of every layer.
+// The layer's FFN: routed experts for a mixture-of-experts model, else a SiLU-gated dense one.
+void load_ffn(const Loader& L, HParams& h, const std::string& p, LayerWeights& w) {
+  if (h.is_moe()) {
+    w.ffn = FfnKind::Moe;
+    w.moe = load_moe(L, h, p);
+    return;
+  }
+  w.w_gate = L.matrix(p + "ffn_gate.weight", h.n_embd, h.n_ff);
+  w.w_up = L.matrix(p + "ffn_up.weight", h.n_embd, h.n_ff);
+  w.w_down = L.matrix(p + "ffn_down.weight", h.n_ff, h.n_embd);
+}
+
+// A hybrid model's recurrent layer: attn_norm, the DeltaNet, and the layer's FFN.
 LayerWeights load_recurrent_layer(const Loader& L, HParams& h, int i) {
   const std::string p = fmt::format("blk.{}.", i);
   LayerWeights w{};
@@ -254,8 +281,7 @@ LayerWeights load_recurrent_layer(const Loader& L, HParams& h, int i) {
   w.recurrent = true;
   w.dnet = load_delta_net(L, h, p);
   w.ffn_norm = L.vec(p + "post_attention_norm.weight", h.n_embd);
-  w.ffn = FfnKind::Moe;
-  w.moe = load_moe(L, h, p);
+  load_ffn(L, h, p, w);
   return w;
 }
 
@@ -307,10 +333,9 @@ LayerWeights load_layer(const Loader& L, HParams& h, int i) {
     L.require(p + "post_attention_norm.weight", "the norm before the layer's experts");
     w.ffn_norm = L.vec(p + "post_attention_norm.weight", h.n_embd);
   } else {
-    // qwen35moe names the norm before the FFN after the attention it follows.
-    w.ffn_norm =
-        L.vec(p + (h.arch == Arch::Qwen35Moe ? "post_attention_norm.weight" : "ffn_norm.weight"),
-              h.n_embd);
+    // The hybrids name the norm before the FFN after the attention it follows.
+    w.ffn_norm = L.vec(
+        p + (is_hybrid_arch(h.arch) ? "post_attention_norm.weight" : "ffn_norm.weight"), h.n_embd);
   }
   if (h.post_norms) {
     L.require(p + "post_attention_norm.weight", "the norm of the attention's output");
@@ -319,14 +344,7 @@ LayerWeights load_layer(const Loader& L, HParams& h, int i) {
     w.post_ffn_norm = L.vec(p + "post_ffw_norm.weight", h.n_embd);
   }
   w.bo = L.opt_vec(p + "attn_output.bias", h.n_embd);
-  if (h.is_moe()) {
-    w.ffn = FfnKind::Moe;
-    w.moe = load_moe(L, h, p);
-    return w;
-  }
-  w.w_gate = L.matrix(p + "ffn_gate.weight", h.n_embd, h.n_ff);
-  w.w_up = L.matrix(p + "ffn_up.weight", h.n_embd, h.n_ff);
-  w.w_down = L.matrix(p + "ffn_down.weight", h.n_ff, h.n_embd);
+  load_ffn(L, h, p, w);
   return w;
 }
 
@@ -355,7 +373,8 @@ ModelWeights load_weights(const gguf::GgufFile& f, HParams& h) {
   };
   for (const auto& l : w.layers) {
     for (const auto* m : {&l.wq, &l.wk, &l.wv, &l.wo}) count(*m);
-    for (const auto* m : {&l.dnet.qkv, &l.dnet.z, &l.dnet.beta, &l.dnet.alpha, &l.dnet.out}) {
+    for (const auto* m :
+         {&l.dnet.qkv, &l.dnet.z, &l.dnet.beta, &l.dnet.alpha, &l.dnet.beta_alpha, &l.dnet.out}) {
       count(*m);
     }
     if (l.ffn == FfnKind::Dense) {

@@ -133,8 +133,9 @@ struct Planner {
   }
 };
 
-// qwen35moe: every full_attention_interval-th layer is gated attention (q rows [q, gate] per
-// head, q/k norms), the others gated DeltaNet; every FFN routed experts plus a shared expert.
+// The hybrids: every full_attention_interval-th layer is gated attention (q rows [q, gate] per
+// head, q/k norms), the others gated DeltaNet (qwen3next's beta and alpha in one matrix, as its
+// converter writes them); every FFN routed experts plus a shared expert, or qwen35's dense FFN.
 // Names and shapes as llama.cpp's converter writes them.
 std::vector<TensorPlan> plan_hybrid(const SynthSpec& s, uint64_t vocab, bool tied) {
   Planner p{s, {}};
@@ -162,8 +163,12 @@ std::vector<TensorPlan> plan_hybrid(const SynthSpec& s, uint64_t vocab, bool tie
       p.out.push_back({n("ssm_dt.bias"), TensorType::F32, {hv}, 0.0f, 1.0f});
       // -exp(A_log): negative, so every step decays the state.
       p.out.push_back({n("ssm_a"), TensorType::F32, {hv}, -1.0f, 0.4f});
-      p.matrix(n("ssm_beta.weight"), embd, hv);
-      p.matrix(n("ssm_alpha.weight"), embd, hv);
+      if (s.arch == "qwen3next") {
+        p.matrix(n("ssm_ba.weight"), embd, 2 * hv);
+      } else {
+        p.matrix(n("ssm_beta.weight"), embd, hv);
+        p.matrix(n("ssm_alpha.weight"), embd, hv);
+      }
       p.norm(n("ssm_norm.weight"), S);
       p.matrix(n("ssm_out.weight"), V, embd, Role::kAttnOutput, l);
     } else {
@@ -173,6 +178,12 @@ std::vector<TensorPlan> plan_hybrid(const SynthSpec& s, uint64_t vocab, bool tie
       p.matrix(n("attn_output.weight"), q, embd, Role::kAttnOutput, l);
       p.norm(n("attn_q_norm.weight"), hd);
       p.norm(n("attn_k_norm.weight"), hd);
+    }
+    if (!is_moe_arch(s.arch)) {
+      p.matrix(n("ffn_gate.weight"), embd, s.ff);
+      p.matrix(n("ffn_up.weight"), embd, s.ff);
+      p.matrix(n("ffn_down.weight"), s.ff, embd, Role::kFfnDown, l);
+      continue;
     }
     p.router(n("ffn_gate_inp.weight"), embd, ne);
     p.experts(n("ffn_gate_exps.weight"), embd, eff, ne);
@@ -238,7 +249,7 @@ void plan_gemma3_layer(Planner& p, const SynthSpec& s, int64_t l, uint64_t q, ui
 }
 
 std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool tied) {
-  if (s.arch == "qwen35moe") return plan_hybrid(s, vocab, tied);
+  if (is_hybrid_arch(s.arch)) return plan_hybrid(s, vocab, tied);
   Planner p{s, {}};
   const uint64_t embd = s.embd, hd = head_dim_of(s);
   const uint64_t q = s.heads * hd, kv = s.kv_heads * hd, ff = s.ff;
@@ -285,8 +296,9 @@ std::vector<TensorPlan> plan_tensors(const SynthSpec& s, uint64_t vocab, bool ti
   return std::move(p.out);
 }
 
-// qwen35moe's keys beyond the common ones: a quarter of each head rotated (IMRoPE sections as the
-// real files split them), the shared expert, the DeltaNet shape and the layer pattern.
+// The hybrids' keys beyond the common ones: a quarter of each head rotated (qwen35 and qwen35moe:
+// IMRoPE sections as the real files split them; qwen3next: neox, no sections), the shared
+// expert, the DeltaNet shape and the layer pattern.
 void write_hybrid_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
   const std::string a = s.arch + ".";
   const auto hd = static_cast<uint32_t>(head_dim_of(s));
@@ -294,9 +306,11 @@ void write_hybrid_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
   w.set_f32(a + "attention.layer_norm_rms_epsilon", 1e-6f);
   w.set_f32(a + "rope.freq_base", 10000000.0f);
   w.set_u32(a + "rope.dimension_count", hd / 4);
-  w.set_i32s(a + "rope.dimension_sections", {th, th, pairs - 2 * th, 0});
-  w.set_u32(a + "expert_shared_feed_forward_length",
-            static_cast<uint32_t>(s.shared_ff > 0 ? s.shared_ff : s.expert_ff));
+  if (s.arch != "qwen3next") w.set_i32s(a + "rope.dimension_sections", {th, th, pairs - 2 * th, 0});
+  if (is_moe_arch(s.arch)) {
+    w.set_u32(a + "expert_shared_feed_forward_length",
+              static_cast<uint32_t>(s.shared_ff > 0 ? s.shared_ff : s.expert_ff));
+  }
   w.set_u32(a + "ssm.conv_kernel", static_cast<uint32_t>(s.ssm_conv));
   w.set_u32(a + "ssm.state_size", static_cast<uint32_t>(s.ssm_head_dim));
   w.set_u32(a + "ssm.group_count", static_cast<uint32_t>(s.ssm_k_heads));
@@ -358,13 +372,13 @@ void write_hparams(gguf::GgufWriter& w, const SynthSpec& s) {
   w.set_u32(a + ".attention.head_count", static_cast<uint32_t>(s.heads));
   w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(s.kv_heads));
   const auto hd = static_cast<uint32_t>(head_dim_of(s));
-  if (s.head_dim > 0 || a == "gpt-oss" || a == "qwen35moe" || a == "gemma3" || a == "mistral3") {
+  if (s.head_dim > 0 || a == "gpt-oss" || is_hybrid_arch(a) || a == "gemma3" || a == "mistral3") {
     w.set_u32(a + ".attention.key_length", hd);
     w.set_u32(a + ".attention.value_length", hd);
   }
   if (a == "gpt-oss") {
     write_gpt_oss_hparams(w, s);
-  } else if (a == "qwen35moe") {
+  } else if (is_hybrid_arch(a)) {
     write_hybrid_hparams(w, s);
   } else if (a == "gemma3") {
     write_gemma3_hparams(w, s);

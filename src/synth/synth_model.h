@@ -26,24 +26,26 @@ class SynthError : public std::runtime_error {
 enum class Mix { kNone, kQ3_K_M, kQ4_K_M, kQ5_K_M, kMXFP4_MOE };
 
 struct SynthSpec {
-  // llama | qwen2 | qwen3 | qwen3moe | gpt-oss | qwen35moe | gemma3 | mistral3
+  // llama | qwen2 | qwen3 | qwen3moe | gpt-oss | qwen35 | qwen35moe | qwen3next | gemma3 |
+  // mistral3
   std::string arch = "llama";
   int64_t embd = 64;
   int64_t layers = 2;
   int64_t heads = 4;
   int64_t kv_heads = 4;
   // Dimensions of each attention head; 0 = embd / heads. Written as attention.key_length and
-  // value_length when set (the q width heads * head_dim may then differ from embd); qwen35moe
-  // always writes them.
+  // value_length when set (the q width heads * head_dim may then differ from embd); the hybrids
+  // always write them.
   int64_t head_dim = 0;
   int64_t ff = 128;  // of a MoE arch: written as feed_forward_length only, as converters do
-  // Mixture-of-experts archs (qwen3moe, gpt-oss, qwen35moe) only: experts per layer, experts each
-  // token uses, and the rows of each expert's gate and up matrices.
+  // Mixture-of-experts archs (qwen3moe, gpt-oss, qwen35moe, qwen3next) only: experts per layer,
+  // experts each token uses, and the rows of each expert's gate and up matrices.
   int64_t experts = 8;
   int64_t experts_used = 2;
   int64_t expert_ff = 32;
-  // The hybrid qwen35moe only: gated DeltaNet layers between gated attention layers.
-  int64_t shared_ff = 0;                // the shared expert's width; 0 = expert_ff
+  // The hybrids (qwen35, qwen35moe, qwen3next) only: gated DeltaNet layers between gated
+  // attention layers.
+  int64_t shared_ff = 0;                // the MoE hybrids' shared expert width; 0 = expert_ff
   int64_t ssm_k_heads = 2;              // DeltaNet key heads (ssm.group_count)
   int64_t ssm_v_heads = 4;              // DeltaNet value heads (ssm.time_step_rank)
   int64_t ssm_head_dim = 32;            // DeltaNet head width (ssm.state_size)
@@ -64,6 +66,8 @@ struct SynthSpec {
 
 // Whether arch's FFNs are mixtures of experts.
 bool is_moe_arch(std::string_view arch);
+// Whether arch puts gated DeltaNet layers between gated attention layers.
+bool is_hybrid_arch(std::string_view arch);
 
 // The head dimension a spec writes: head_dim, or embd / heads when that is 0.
 int64_t head_dim_of(const SynthSpec& spec);

@@ -33,7 +33,11 @@ std::string mix_flag(Mix m) {
 }  // namespace
 
 bool is_moe_arch(std::string_view arch) {
-  return arch == "qwen3moe" || arch == "gpt-oss" || arch == "qwen35moe";
+  return arch == "qwen3moe" || arch == "gpt-oss" || arch == "qwen35moe" || arch == "qwen3next";
+}
+
+bool is_hybrid_arch(std::string_view arch) {
+  return arch == "qwen35" || arch == "qwen35moe" || arch == "qwen3next";
 }
 
 int64_t head_dim_of(const SynthSpec& spec) {
@@ -131,16 +135,17 @@ void check_moe(const SynthSpec& s) {
   check_block("--expert-ff", s.expert_ff, s.type);
 }
 
-// qwen35moe: attention heads of --head-dim (not embd / heads), the DeltaNet shape, the layer
-// pattern and the shared expert; every matrix row length must suit the type.
+// The hybrids: attention heads of --head-dim (not embd / heads), the DeltaNet shape, the layer
+// pattern and the experts and shared expert (or the dense FFN of qwen35); every matrix row length
+// must suit the type.
 void validate_hybrid(const SynthSpec& s) {
   const int64_t hd = head_dim_of(s);
   check_range("--head-dim", hd, 16, 1024);
   if (hd % 8 != 0) {
     throw SynthError(
-        fmt::format("--head-dim {}: qwen35moe rotates a quarter of each head in "
+        fmt::format("--head-dim {}: {} rotates a quarter of each head in "
                     "pairs, so the head dim must be a multiple of 8",
-                    hd));
+                    hd, s.arch));
   }
   check_range("--ssm-k-heads", s.ssm_k_heads, 1, 256);
   check_range("--ssm-v-heads", s.ssm_v_heads, 1, 1024);
@@ -162,6 +167,10 @@ void validate_hybrid(const SynthSpec& s) {
   check_block("--embd", s.embd, s.type);
   check_block("--heads x --head-dim", s.heads * hd, s.type);
   check_block("--ssm-v-heads x --ssm-head-dim", s.ssm_v_heads * s.ssm_head_dim, s.type);
+  if (!is_moe_arch(s.arch)) {
+    check_block("--ff", s.ff, s.type);
+    return;
+  }
   check_moe(s);
   check_block("--shared-ff", s.shared_ff > 0 ? s.shared_ff : s.expert_ff, s.type);
 }
@@ -170,10 +179,10 @@ void validate_hybrid(const SynthSpec& s) {
 
 void validate(const SynthSpec& s) {
   if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && s.arch != "gemma3" &&
-      s.arch != "mistral3" && !is_moe_arch(s.arch)) {
+      s.arch != "mistral3" && !is_moe_arch(s.arch) && !is_hybrid_arch(s.arch)) {
     throw SynthError(
-        fmt::format("--arch {}: expected llama, qwen2, qwen3, qwen3moe, gpt-oss, qwen35moe, "
-                    "gemma3 or mistral3",
+        fmt::format("--arch {}: expected llama, qwen2, qwen3, qwen3moe, gpt-oss, qwen35, "
+                    "qwen35moe, qwen3next, gemma3 or mistral3",
                     s.arch));
   }
   check_range("--embd", s.embd, 1, 1 << 16);
@@ -221,7 +230,7 @@ void validate(const SynthSpec& s) {
     throw SynthError(
         fmt::format("--type {}: expected {}", gguf::type_name(s.type), synth_type_list()));
   }
-  if (s.arch == "qwen35moe") return validate_hybrid(s);
+  if (is_hybrid_arch(s.arch)) return validate_hybrid(s);
   check_block("--embd", s.embd, s.type);
   if (s.head_dim != 0) check_block("--heads x --head-dim", s.heads * s.head_dim, s.type);
   if (s.arch == "gemma3") check_range("--swa", s.swa, 1, 1 << 24);

@@ -648,7 +648,7 @@ TEST(Synth, FlagErrorsNameTheFlagAndTheFix) {
       << spec_error(s);
   s = tiny("gemma2");
   EXPECT_NE(spec_error(s).find("--arch gemma2: expected llama, qwen2, qwen3, qwen3moe, gpt-oss, "
-                               "qwen35moe, gemma3 or mistral3"),
+                               "qwen35, qwen35moe, qwen3next, gemma3 or mistral3"),
             std::string::npos)
       << spec_error(s);
   s = tiny("gpt-oss");

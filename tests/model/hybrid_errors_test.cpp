@@ -1,6 +1,6 @@
-// Hybrid (qwen35moe) files the engine must refuse at load, with one line that names the key or
-// tensor and the fix: DeltaNet sizes that disagree with each other or with the tensors, layer
-// patterns baton does not know or that disagree with the tensors.
+// Hybrid (qwen35moe, and qwen3next's old layout) files the engine must refuse at load, with one
+// line that names the key or tensor and the fix: DeltaNet sizes that disagree with each other or
+// with the tensors, layer patterns baton does not know or that disagree with the tensors.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -20,9 +20,9 @@ using testing::expect_refused;
 using testing::load_error;
 
 // 4 layers (DeltaNet 0-2, attention 3), DeltaNet heads of 16: q|k|v 2 x 2 x 16 + 4 x 16 = 128.
-std::string hybrid_base(const std::filesystem::path& dir) {
+std::string hybrid_base(const std::filesystem::path& dir, const std::string& arch = "qwen35moe") {
   synth::SynthSpec spec;
-  spec.arch = "qwen35moe";
+  spec.arch = arch;
   spec.embd = 64;
   spec.layers = 4;
   spec.heads = 2;
@@ -35,7 +35,7 @@ std::string hybrid_base(const std::filesystem::path& dir) {
   spec.ssm_v_heads = 4;
   spec.ssm_head_dim = 16;
   spec.threads = 1;
-  const auto path = (dir / "base.gguf").string();
+  const auto path = (dir / (arch + "-base.gguf")).string();
   synth::write_synthetic_model(spec, path);
   return path;
 }
@@ -155,6 +155,26 @@ TEST_F(HybridErrors, SharedExpertWidthDisagreesWithKey) {
       bad([](auto& w) { w.set_u32("qwen35moe.expert_shared_feed_forward_length", 64); });
   expect_refused(msg, {"blk.0.ffn_gate_shexp.weight has 32 rows",
                        "qwen35moe.expert_shared_feed_forward_length is 64", "set the key to 32"});
+}
+
+// A qwen3next file of the layout converters wrote before January 2026 (q, k, v and z of each key
+// head interleaved in one ssm_in matrix) is refused with the fix, not misread.
+TEST(HybridLegacyLayout, Qwen3NextSsmInIsRefused) {
+  const auto dir = testing::scratch_dir();
+  auto f = gguf::GgufFile::open(hybrid_base(dir, "qwen3next"));
+  EXPECT_EQ(load_error(f->path()), "(no error)");
+  gguf::GgufWriter w;
+  for (const auto& [k, v] : f->metadata()) w.set_value(k, v);
+  for (const auto& t : f->tensors()) {
+    if (t.name == "blk.0.attn_gate.weight") continue;
+    const std::string name = t.name == "blk.0.attn_qkv.weight" ? "blk.0.ssm_in.weight" : t.name;
+    const uint8_t* d = f->tensor_data(t);
+    w.add_tensor(name, t.type, t.dims, std::vector<uint8_t>(d, d + t.n_bytes));
+  }
+  const auto legacy = (dir / "qwen3next-legacy.gguf").string();
+  w.write(legacy);
+  expect_refused(load_error(legacy),
+                 {"blk.0.ssm_in.weight", "before January 2026", "convert the model again"});
 }
 
 }  // namespace

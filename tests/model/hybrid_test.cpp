@@ -4,15 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
-#include <map>
-#include <mutex>
 #include <vector>
 
 #include "engine/generate.h"
 #include "engine/llama_engine.h"
 #include "gguf/gguf_file.h"
+#include "hybrid_spec.h"
 #include "invariance.h"
+#include "kernels/simd.h"
 #include "model/delta_net.h"
 #include "model/rope.h"
 #include "synth/synth_model.h"
@@ -22,50 +21,8 @@ namespace {
 
 using gguf::TensorType;
 using testing::forward_error;
+using testing::hybrid_model;
 using testing::one_chunk;
-
-// The reference files' shape (README of ../shared/models/arch) with widths every type accepts:
-// rows of 256 for the K-quants. `interval`: every interval-th layer attends.
-synth::SynthSpec hybrid_spec(TensorType type, synth::Mix mix, int64_t interval, uint64_t seed) {
-  synth::SynthSpec spec;
-  spec.arch = "qwen35moe";
-  spec.embd = 256;
-  spec.layers = 4;
-  spec.heads = 2;
-  spec.kv_heads = 1;
-  spec.head_dim = 128;
-  spec.experts = 8;
-  spec.experts_used = 2;
-  spec.expert_ff = 256;
-  spec.shared_ff = 256;
-  spec.ssm_k_heads = 2;
-  spec.ssm_v_heads = 4;
-  spec.ssm_head_dim = 64;
-  spec.full_attention_interval = interval;
-  spec.ctx = 1024;
-  spec.type = type;
-  spec.mix = mix;
-  spec.seed = seed;
-  spec.threads = 2;
-  return spec;
-}
-
-// Writes each model once per test process.
-std::string hybrid_model(TensorType type, synth::Mix mix = synth::Mix::kNone, int64_t interval = 4,
-                         uint64_t seed = 7) {
-  static std::mutex mu;
-  static std::map<std::string, std::string> made;
-  std::lock_guard lock(mu);
-  const std::string key =
-      std::string(mix == synth::Mix::kNone ? gguf::type_name(type) : synth::mix_name(mix)) +
-      "-every" + std::to_string(interval) + "-seed" + std::to_string(seed);
-  if (auto it = made.find(key); it != made.end()) return it->second;
-  auto dir = std::filesystem::temp_directory_path() / "baton-tests" / "model-hybrid";
-  std::filesystem::create_directories(dir);
-  const auto path = (dir / ("qwen35moe-" + key + ".gguf")).string();
-  synth::write_synthetic_model(hybrid_spec(type, mix, interval, seed), path);
-  return made[key] = path;
-}
 
 TEST(HybridModel, Q8_0BatchInvariant) {
   testing::expect_chunkings_invariant(hybrid_model(TensorType::Q8_0), 2, 30);
@@ -189,15 +146,15 @@ TEST(HybridModel, PositionZeroStartsAFreshState) {
 }
 
 // One token's delta-rule update against the formula in double: S decays by exp(g), then
-// S += k (beta (v - S^T k))^T, and the output is S^T q * scale.
-TEST(DeltaNet, RuleStepMatchesTheFormula) {
-  const int32_t n = 5;
+// S += k (beta (v - S^T k))^T, and the output is S^T q * scale; at every SIMD level, for a head
+// width each level's lanes divide (32) and one none does (5).
+void expect_rule_step_matches_formula(kernels::SimdLevel level, int32_t n) {
   std::vector<float> m(n * n), q(n), k(n), v(n), o(n);
   for (int i = 0; i < n * n; ++i) m[i] = std::sin(0.7f * i);
   for (int i = 0; i < n; ++i) {
     q[i] = std::cos(0.3f * i);
-    k[i] = 0.2f * i - 0.4f;
-    v[i] = 1.0f - 0.1f * i;
+    k[i] = 0.2f * (i % 7) - 0.4f;
+    v[i] = 1.0f - 0.1f * (i % 11);
   }
   const float g = -0.3f, beta = 0.6f, scale = 0.5f;
   // m[j][i] = S[i][j]
@@ -215,10 +172,21 @@ TEST(DeltaNet, RuleStepMatchesTheFormula) {
     for (int i = 0; i < n; ++i) sq += S[i * n + j] * q[i];
     want[j] = sq * scale;
   }
-  model::delta_rule_step(m.data(), q.data(), k.data(), v.data(), g, beta, scale, n, o.data());
+  model::delta_rule_step_at(level, m.data(), q.data(), k.data(), v.data(), g, beta, scale, n,
+                            o.data());
+  const char* label = kernels::simd_level_label(level);
   for (int j = 0; j < n; ++j) {
-    EXPECT_NEAR(o[j], want[j], 1e-5) << j;
-    for (int i = 0; i < n; ++i) EXPECT_NEAR(m[j * n + i], S[i * n + j], 1e-5) << i << "," << j;
+    EXPECT_NEAR(o[j], want[j], 1e-4) << label << " n=" << n << " j=" << j;
+    for (int i = 0; i < n; ++i) {
+      EXPECT_NEAR(m[j * n + i], S[i * n + j], 1e-5) << label << " " << i << "," << j;
+    }
+  }
+}
+
+TEST(DeltaNet, RuleStepMatchesTheFormula) {
+  for (auto level :
+       {kernels::SimdLevel::Scalar, kernels::SimdLevel::Avx2, kernels::SimdLevel::Avx512}) {
+    for (int32_t n : {5, 32}) expect_rule_step_matches_formula(level, n);
   }
 }
 

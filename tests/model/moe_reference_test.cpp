@@ -19,27 +19,7 @@
 namespace baton {
 namespace {
 
-struct ArchCase {
-  const char* file;  // models/arch/FILE.gguf and models/arch/ref/FILE.logits
-  // Max |log-softmax difference| over a position's five most likely tokens (by the reference),
-  // the README's measure, allowed at every position but the router flips below.
-  double bound;
-  // Positions allowed above the bound: where a router's k-th and next expert are near a tie,
-  // 8-bit rounding of the activations (baton's and llama.cpp's differ in their last bits) can
-  // pick another expert, and that position moves by tenths (a dense model's positions can
-  // cross the bound by the same rounding). Even there the error stays under `cap`; a wrong
-  // expert layout or gating moves every position by far more.
-  int max_flips;
-  double cap;
-  // The median over positions of the same measure: router flips move single positions, a wrong
-  // feature (window, sinks, YaRN, a bias) moves the median by a logprob or more (the README's
-  // max/median table).
-  double median;
-};
-
-void PrintTo(const ArchCase& c, std::ostream* os) {
-  *os << c.file;
-}
+using testing::ArchCase;
 
 class MoeReference : public ::testing::TestWithParam<ArchCase> {};
 
@@ -47,16 +27,6 @@ std::string file_label(const ::testing::TestParamInfo<ArchCase>& i) {
   std::string s = i.param.file;
   std::replace(s.begin(), s.end(), '-', '_');
   return s;
-}
-
-// The five most likely tokens of a log-softmax row, most likely first.
-std::vector<size_t> top5(const std::vector<double>& lp) {
-  std::vector<size_t> order(lp.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::partial_sort(order.begin(), order.begin() + 5, order.end(),
-                    [&](size_t a, size_t b) { return lp[a] > lp[b]; });
-  order.resize(5);
-  return order;
 }
 
 TEST_P(MoeReference, TopLogprobsMatchLlamaCpp) {
@@ -71,46 +41,7 @@ TEST_P(MoeReference, TopLogprobsMatchLlamaCpp) {
   opts.threads = 2;
   auto eng = engine::load_llama_engine(model.string(), opts);
   ASSERT_EQ(eng->info().n_vocab, ref.n_vocab);
-  const auto got = testing::logits_per_position(*eng, ref.ids);
-  double worst = 0, worst_kept = 0;
-  int flips = 0, compared_argmax = 0, rows = 0;
-  std::vector<double> errs;
-  for (size_t p = 0; p < ref.ids.size(); ++p) {
-    if (ref.rows[p].empty()) continue;
-    ++rows;
-    const auto want = testing::log_softmax(ref.rows[p]);
-    const auto have = testing::log_softmax(got[p]);
-    const auto top = top5(want);
-    double err = 0;
-    for (size_t i : top) err = std::max(err, std::abs(want[i] - have[i]));
-    worst = std::max(worst, err);
-    errs.push_back(err);
-    EXPECT_LE(err, c.cap) << c.file << " position " << p;
-    if (err > c.bound) {
-      ++flips;
-      std::printf("[ measure  ] %s position %zu: %.4f (above the bound)\n", c.file, p, err);
-      continue;
-    }
-    worst_kept = std::max(worst_kept, err);
-    // Greedy choice: must agree wherever the reference's top two are further apart than two
-    // bounds, since then no error within the bound can swap them.
-    if (want[top[0]] - want[top[1]] > 2 * c.bound) {
-      ++compared_argmax;
-      EXPECT_EQ(std::max_element(have.begin(), have.end()) - have.begin(),
-                static_cast<std::ptrdiff_t>(top[0]))
-          << c.file << " position " << p;
-    }
-  }
-  std::sort(errs.begin(), errs.end());
-  const double median = errs.empty() ? 0 : errs[errs.size() / 2];
-  std::printf(
-      "[ measure  ] %s: max |d logprob| over the top 5: %.5f, %.5f without the %d position(s) "
-      "above the bound %.3f; median %.5f; argmax compared at %d of %d\n",
-      c.file, worst, worst_kept, flips, c.bound, median, compared_argmax, rows);
-  EXPECT_EQ(rows, static_cast<int>(ref.ids.size()));
-  EXPECT_LE(median, c.median) << c.file;
-  EXPECT_LE(flips, c.max_flips) << c.file;
-  EXPECT_GE(compared_argmax, rows / 3) << c.file << ": too few positions to check the argmax";
+  testing::expect_matches_reference(c, *eng, ref);
 }
 
 // The files' types keep a sequence's logits bit-identical however its prompt is chunked and
