@@ -95,9 +95,7 @@ TEST_P(HybridArchReference, TopLogprobsMatchLlamaCpp) {
 }
 
 std::string synth_label(const ::testing::TestParamInfo<SynthCase>& i) {
-  std::string s = i.param.bounds.file;
-  for (char& ch : s) ch = ch == '-' ? '_' : ch;
-  return s;
+  return testing::test_label(i.param.bounds.file);
 }
 
 // Measured at avx512-vnni, avx2 and scalar (top-5 error / above the bound / median): qwen35 F32

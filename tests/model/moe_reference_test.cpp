@@ -24,9 +24,7 @@ using testing::ArchCase;
 class MoeReference : public ::testing::TestWithParam<ArchCase> {};
 
 std::string file_label(const ::testing::TestParamInfo<ArchCase>& i) {
-  std::string s = i.param.file;
-  std::replace(s.begin(), s.end(), '-', '_');
-  return s;
+  return testing::test_label(i.param.file);
 }
 
 TEST_P(MoeReference, TopLogprobsMatchLlamaCpp) {
@@ -40,7 +38,6 @@ TEST_P(MoeReference, TopLogprobsMatchLlamaCpp) {
   engine::EngineOptions opts;
   opts.threads = 2;
   auto eng = engine::load_llama_engine(model.string(), opts);
-  ASSERT_EQ(eng->info().n_vocab, ref.n_vocab);
   testing::expect_matches_reference(c, *eng, ref);
 }
 

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <numeric>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "engine/engine.h"
@@ -104,6 +105,12 @@ struct ArchCase {
   // max/median table).
   double median;
 };
+
+// A reference file's name as a gtest parameter label (no '-').
+inline std::string test_label(std::string file) {
+  std::replace(file.begin(), file.end(), '-', '_');
+  return file;
+}
 
 inline void PrintTo(const ArchCase& c, std::ostream* os) {
   *os << c.file;
