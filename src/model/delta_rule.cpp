@@ -1,6 +1,6 @@
 // One token's delta-rule update of one value head, at the process's SIMD level. A prefill runs
 // it once per token, head and DeltaNet layer (960 times a token on a Qwen3.5-35B-A3B shape), so
-// at one float at a time it cost as much as the whole prompt's matmuls.
+// it runs on the widest vectors the CPU has rather than on eight scalar lanes.
 //
 // Every level walks the rows of m (the columns of S) in order and, within a row, the same fixed
 // lanes, so a head's bits depend only on its inputs and the level: a sequence's outputs stay
