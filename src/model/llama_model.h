@@ -144,6 +144,7 @@ class LlamaModel {
   int32_t n_slots_ = 0;
   std::unique_ptr<kernels::ThreadPool> pool_;
   std::unique_ptr<WeightArena> arena_;  // the interleaved matrices w_ points into, if any
+  std::unique_ptr<Acts> acts_;          // the activations, reused by every forward pass
 };
 
 }  // namespace baton::model

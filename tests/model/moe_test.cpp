@@ -200,6 +200,24 @@ TEST(MoeModel, GptOssF32BatchInvariantOnOneThread) {
   testing::expect_chunkings_invariant(gpt_oss_model(TensorType::F32), 1, 20);
 }
 
+// The model keeps its activation buffers between passes: a pass after a larger one (whose
+// rows, experts' gathered rows and scratch are longer and hold other values) gives the logits
+// of a freshly loaded model, to the bit.
+TEST(MoeModel, BuffersLeftByALargerPassChangeNothing) {
+  for (const auto& path : {moe_model(TensorType::Q8_0), gpt_oss_model(TensorType::Q8_0)}) {
+    auto fresh = testing::load_engine(path, 2);
+    fresh->allocate_kv(64);
+    const auto prompt = testing::some_prompt(9, fresh->info().n_vocab);
+    const auto want = testing::last_logits(*fresh, prompt, 0);
+    auto used = testing::load_engine(path, 2);
+    used->allocate_kv(64);
+    std::vector<int32_t> larger(150);
+    for (size_t i = 0; i < larger.size(); ++i) larger[i] = int32_t((i * 91 + 5) % 256);
+    testing::last_logits(*used, larger, 0);
+    EXPECT_TRUE(testing::bit_identical(want, testing::last_logits(*used, prompt, 0))) << path;
+  }
+}
+
 TEST(MoeModel, LoadsExpertsAndCountsOnlyTheUsedOnesPerToken) {
   engine::EngineOptions opts;
   opts.threads = 1;
