@@ -211,8 +211,9 @@ TEST(MoeModel, BuffersLeftByALargerPassChangeNothing) {
     const auto want = testing::last_logits(*fresh, prompt, 0);
     auto used = testing::load_engine(path, 2);
     used->allocate_kv(64);
+    const int32_t n_vocab = used->info().n_vocab;
     std::vector<int32_t> larger(150);
-    for (size_t i = 0; i < larger.size(); ++i) larger[i] = int32_t((i * 91 + 5) % 256);
+    for (size_t i = 0; i < larger.size(); ++i) larger[i] = int32_t((i * 91 + 5) % n_vocab);
     testing::last_logits(*used, larger, 0);
     EXPECT_TRUE(testing::bit_identical(want, testing::last_logits(*used, prompt, 0))) << path;
   }
