@@ -3,7 +3,8 @@
 
     bench/compare_llama.py MODEL.gguf --llama-bench PATH/llama-bench [-t 2] [-p 512] [-n 64]
                            [--rounds 3] [--baton build/baton]
-                           [--peer-args "-rtr 1"] [--no-depth] [--peer-name ik_llama.cpp]
+                           [--peer-args "-rtr 1"] [--gen-prompt | --no-depth]
+                           [--peer-name ik_llama.cpp]
 
 Each round runs llama-bench (its prefill test, then its decode test at a depth of the prompt's
 length, so both engines decode over the same context, and from an empty context, llama-bench's
@@ -11,8 +12,10 @@ usual figure) and then `baton bench engine` once, back
 to back, so both see the same machine; the table reports the medians over the
 rounds and baton/llama.cpp ratios (of the medians, and the median of the rounds' own ratios), plus baton's read bandwidth probe of the same rounds (decode
 as a share of it, for both engines). --peer-args passes flags to the peer's llama-bench (e.g.
-ik_llama.cpp's run-time repacking, -rtr 1); --no-depth is for a llama-bench without -d
-(ik_llama.cpp's): its decode is then timed from an empty context only. Machines shared with other work swing by a third between
+ik_llama.cpp's run-time repacking, -rtr 1); --gen-prompt is for a llama-bench that has -gp
+P,N instead of -d (ik_llama.cpp's: it times the N decode steps after a P-token prompt, the same
+context as baton's); --no-depth for one with neither: its decode is then timed from an empty
+context only. Machines shared with other work swing by a third between
 minutes: compare only figures of one invocation.
 """
 import argparse
@@ -40,9 +43,13 @@ def llama_round(a):
     common += a.peer_args.split()
     rows = run_json(common + ["-p", str(a.prompt), "-n", "0"])
     pre = next(r["avg_ts"] for r in rows if r["n_prompt"] > 0 and r["n_gen"] == 0)
-    depth = [] if a.no_depth else ["-d", f"0,{a.prompt}"]
+    if a.gen_prompt:
+        depth = ["-gp", f"{a.prompt},{a.gen}"]
+    else:
+        depth = [] if a.no_depth else ["-d", f"0,{a.prompt}"]
     rows = run_json(common + ["-p", "0", "-n", str(a.gen)] + depth)
-    dec = {r.get("n_depth", 0): r["avg_ts"] for r in rows if r["n_gen"] > 0}
+    # A -d row names its depth in n_depth, a -gp row its prompt in n_prompt.
+    dec = {r.get("n_depth", 0) + r["n_prompt"]: r["avg_ts"] for r in rows if r["n_gen"] > 0}
     return pre, dec.get(a.prompt, dec[0]), dec[0]
 
 
@@ -66,10 +73,14 @@ def main():
     ap.add_argument("--peer-args", default="", help="extra flags for the peer's llama-bench")
     ap.add_argument("--no-depth", action="store_true",
                     help="the peer's llama-bench has no -d: time its decode from empty only")
+    ap.add_argument("--gen-prompt", action="store_true",
+                    help="the peer's llama-bench times decode after a prompt with -gp P,N")
     ap.add_argument("--peer-name", default="llama.cpp", help="the peer's name in the table")
     a = ap.parse_args()
     if a.rounds < 1 or a.prompt < 1 or a.gen < 1 or a.threads < 1:
         sys.exit("compare_llama: --rounds, -p, -n and -t must be >= 1")
+    if a.gen_prompt and a.no_depth:
+        sys.exit("compare_llama: --gen-prompt and --no-depth exclude each other; give one")
     lp, ld, ld0, bp, bd, bw = [], [], [], [], [], []
     bytes_per_token = 0.0
     for i in range(a.rounds):

@@ -32,6 +32,14 @@ std::vector<Metric> metrics(const ScenarioResult& r) {
   return m;
 }
 
+// Rows are matched by name: a server whose run broke off early has fewer requests, and pairing by
+// position would put its throughput beside the other's TTFT.
+double value_named(const std::vector<Metric>& ms, const std::string& name) {
+  for (const auto& m : ms)
+    if (m.name == name) return m.value;
+  return NAN;
+}
+
 std::string request_row(const std::string& label, const RequestRecord& q) {
   auto s = request_stats(q);
   std::string wait = fmt_ms(s.queue_wait_ms) + (q.queue_wait_is_fallback() ? "*" : "");
@@ -130,10 +138,9 @@ std::string render_comparison(const std::vector<ScenarioResult>& results) {
   for (std::size_t row = 0; row < ms[0].size(); ++row) {
     const Metric& base = ms[0][row];
     out += fmt::format("{:<34}", (base.name + " (" + base.unit + ")").substr(0, 34));
-    for (const auto& m : ms)
-      out += fmt::format(" {:>10}", row < m.size() ? fmt_ms(m[row].value) : "-");
+    for (const auto& m : ms) out += fmt::format(" {:>10}", fmt_ms(value_named(m, base.name)));
     for (std::size_t i = 1; i < ms.size(); ++i) {
-      double v = row < ms[i].size() ? ms[i][row].value : NAN;
+      const double v = value_named(ms[i], base.name);
       bool ok = base.value > 0 && v >= 0 && !std::isnan(v);
       out += fmt::format(" {:>8}", ok ? fmt::format("{:.2f}x", v / base.value) : "-");
     }

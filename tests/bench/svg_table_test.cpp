@@ -134,6 +134,22 @@ TEST(Table, ComparisonShowsRatios) {
   EXPECT_NE(t.find("1.00x"), std::string::npos);
 }
 
+// A second server whose run broke off after request A: B's row shows nothing for it, and its
+// overall figures stay on their own rows instead of sliding up into B's.
+TEST(Table, ComparisonMatchesRowsByNameWhenAServerHasFewerRequests) {
+  auto a = sample_result(), b = sample_result();
+  b.requests.pop_back();
+  const std::string t = render_comparison({a, b});
+  auto row = [&](const std::string& name) {
+    const auto at = t.find(name);
+    return at == std::string::npos ? std::string() : t.substr(at, t.find('\n', at) - at);
+  };
+  EXPECT_NE(row("B long TTFT").find(" - "), std::string::npos) << t;
+  EXPECT_NE(row("max gap (all)").find("510"), std::string::npos) << t;
+  EXPECT_EQ(row("max gap (all)").find(" - "), std::string::npos) << t;
+  EXPECT_NE(row("max gap (all)").find("1.00x"), std::string::npos) << t;
+}
+
 TEST(Table, FormatsMissingValuesAsDash) {
   EXPECT_EQ(fmt_ms(std::nan("")), "-");
   EXPECT_EQ(fmt_ms(-1), "-");
