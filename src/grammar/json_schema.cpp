@@ -1,35 +1,24 @@
 // JSON Schema → GBNF. Each schema node becomes an expression over a few shared helper rules;
 // object and array nodes, and every $ref target, become named rules (a $ref target is named
-// before its body is built, which is how recursive schemas terminate).
+// before its body is built, which is how recursive schemas terminate). This file: the shared
+// helpers, the dispatch over a node's keywords, enums, strings and numbers, and the public API;
+// json_schema_refs.cpp and json_schema_containers.cpp hold the rest of the visitors.
 #include "grammar/json_schema.h"
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
-#include <chrono>
-#include <map>
 #include <optional>
-#include <unordered_map>
-#include <unordered_set>
-#include <vector>
+#include <set>
 
+#include "grammar/json_schema_impl.h"
 #include "grammar/json_schema_keys.h"
-#include "grammar/json_schema_merge.h"
 #include "grammar/json_schema_scalars.h"
 #include "grammar/regex_gbnf.h"
 
 namespace baton::grammar {
-
-using namespace schema_detail;
-
 namespace {
 
-constexpr int kMaxDepth = 64;
 constexpr int64_t kMaxCount = 10000;  // the GBNF repetition limit
-constexpr int kMaxExtraKey = 64;      // characters in a key that additionalProperties allows
-// oneOf compares every two alternatives; more than this many would take seconds.
-constexpr size_t kMaxOneOf = 1000;
 
 const std::set<std::string> kKeywords = {"type",
                                          "properties",
@@ -59,6 +48,36 @@ const std::set<std::string> kKeywords = {"type",
                                          "multipleOf"};
 
 const char* const kQuote = R"("\"")";  // the GBNF literal of one double quote
+
+std::optional<Bound> lower_bound(const ojson& s) {
+  std::optional<Bound> b;
+  if (auto m = s.find("minimum"); m != s.end() && m->is_number())
+    b = Bound{m->get<double>(), false};
+  auto ex = s.find("exclusiveMinimum");
+  if (ex != s.end() && ex->is_boolean() && ex->get<bool>() && b) b->exclusive = true;  // draft 4
+  if (ex != s.end() && ex->is_number()) {
+    const double v = ex->get<double>();
+    if (!b || v >= b->value) b = Bound{v, true};
+  }
+  return b;
+}
+
+std::optional<Bound> upper_bound(const ojson& s) {
+  std::optional<Bound> b;
+  if (auto m = s.find("maximum"); m != s.end() && m->is_number())
+    b = Bound{m->get<double>(), false};
+  auto ex = s.find("exclusiveMaximum");
+  if (ex != s.end() && ex->is_boolean() && ex->get<bool>() && b) b->exclusive = true;
+  if (ex != s.end() && ex->is_number()) {
+    const double v = ex->get<double>();
+    if (!b || v <= b->value) b = Bound{v, true};
+  }
+  return b;
+}
+
+}  // namespace
+
+namespace schema_detail {
 
 [[noreturn]] void unsatisfiable(const std::string& where, const std::string& why) {
   throw GrammarError(fmt::format("no value satisfies the JSON Schema at {}: {}", where, why));
@@ -93,39 +112,11 @@ std::string sanitize(std::string_view hint) {
   return out.empty() ? "v" : out;
 }
 
-// The hint for a part of a schema, already in its final (short) form: hints of nested
-// properties do not grow with the depth or with the length of the names.
 std::string sub_hint(const std::string& hint, std::string_view part) {
   std::string h = hint;
   h += '-';
   h += part;
   return sanitize(h);
-}
-
-std::optional<Bound> lower_bound(const ojson& s) {
-  std::optional<Bound> b;
-  if (auto m = s.find("minimum"); m != s.end() && m->is_number())
-    b = Bound{m->get<double>(), false};
-  auto ex = s.find("exclusiveMinimum");
-  if (ex != s.end() && ex->is_boolean() && ex->get<bool>() && b) b->exclusive = true;  // draft 4
-  if (ex != s.end() && ex->is_number()) {
-    const double v = ex->get<double>();
-    if (!b || v >= b->value) b = Bound{v, true};
-  }
-  return b;
-}
-
-std::optional<Bound> upper_bound(const ojson& s) {
-  std::optional<Bound> b;
-  if (auto m = s.find("maximum"); m != s.end() && m->is_number())
-    b = Bound{m->get<double>(), false};
-  auto ex = s.find("exclusiveMaximum");
-  if (ex != s.end() && ex->is_boolean() && ex->get<bool>() && b) b->exclusive = true;
-  if (ex != s.end() && ex->is_number()) {
-    const double v = ex->get<double>();
-    if (!b || v <= b->value) b = Bound{v, true};
-  }
-  return b;
 }
 
 int64_t count_keyword(const ojson& s, const char* key, int64_t fallback, const std::string& where) {
@@ -158,122 +149,7 @@ std::string repeat(const std::string& x, int64_t min, int64_t max) {
   return fmt::format("({}){{{},{}}}", x, min, max);
 }
 
-}  // namespace
-
-struct SchemaGrammarBuilder::Impl {
-  using Clock = std::chrono::steady_clock;
-
-  explicit Impl(const SchemaLimits& l) : limits(l), deadline(Clock::now() + l.max_time) {}
-
-  // A $ref with sibling keywords, compiled once per (target, siblings).
-  struct Combo {
-    bool done = false;
-    std::string expr;  // when done: what each use writes
-    std::string name;  // the rule a recursive use refers to, named when first needed
-  };
-
-  SchemaLimits limits;
-  Clock::time_point deadline;
-  size_t subschemas = 0;  // compiled so far, failed schemas included
-  size_t bytes = 0;       // of the rules
-
-  std::vector<std::pair<std::string, std::string>> rules;
-  std::unordered_set<std::string> names{"root"};
-  std::unordered_map<std::string, int> next_suffix;  // base name → the next suffix to try
-  std::unordered_map<std::string, std::string> by_body;
-  std::map<std::string, std::string> helpers;
-  // Per document:
-  const ojson* doc = nullptr;
-  std::map<std::string, std::string> refs;                // JSON pointer → rule name
-  std::unordered_map<std::string, const ojson*> targets;  // JSON pointer → what it points at
-  std::unordered_map<std::string, Combo> combos;          // pointer and siblings → Combo
-  int depth = 0;
-
-  std::string unique_name(std::string_view hint) {
-    const std::string base = sanitize(hint);
-    std::string name = base;
-    if (names.count(name)) {
-      // Every suffix below the stored one is taken, so this finds the least free one without
-      // trying them all again.
-      int& i = next_suffix[base];
-      i = std::max(i, 1);
-      do {
-        name = fmt::format("{}-{}", base, i++);
-      } while (names.count(name));
-    }
-    names.insert(name);
-    return name;
-  }
-
-  std::string define(const std::string& name, const std::string& body) {
-    if (rules.size() >= limits.max_rules) {
-      throw GrammarError(fmt::format(
-          "the JSON Schema needs more than {} grammar rules; make it smaller (fewer properties, "
-          "or fewer distinct combinations of '$ref' with sibling keywords: each compiles to "
-          "rules of its own)",
-          limits.max_rules));
-    }
-    bytes += name.size() + body.size() + 6;  // " ::= " and the newline
-    if (bytes > limits.max_bytes) {
-      throw GrammarError(fmt::format(
-          "the JSON Schema's grammar grows past {} bytes; make the schema smaller (fewer or "
-          "shorter property names and enum values, or fewer distinct combinations of '$ref' "
-          "with sibling keywords)",
-          limits.max_bytes));
-    }
-    rules.emplace_back(name, body);
-    return name;
-  }
-
-  // A rule for the body, shared with any earlier rule of the same body.
-  std::string rule(std::string_view hint, const std::string& body) {
-    if (auto it = by_body.find(body); it != by_body.end()) return it->second;
-    const std::string name = define(unique_name(hint), body);
-    by_body.emplace(body, name);
-    return name;
-  }
-
-  void check_time() const {
-    if (Clock::now() >= deadline) {
-      throw GrammarError(fmt::format(
-          "compiling the JSON Schema took longer than {} ms; make it smaller, or share "
-          "subschemas through '$ref' without sibling keywords (a '$ref' with siblings is "
-          "compiled anew for each distinct combination)",
-          limits.max_time.count()));
-    }
-  }
-
-  // Called once per subschema compiled: the work a schema causes is bounded even where it
-  // expands into many distinct merged schemas whose grammars coincide.
-  void check_budget() {
-    if (++subschemas > limits.max_subschemas) {
-      throw GrammarError(fmt::format(
-          "the JSON Schema expands to more than {} subschemas to compile (each '$ref' with "
-          "sibling keywords, 'allOf' merge and 'anyOf' alternative merged with its siblings "
-          "counts anew); share subschemas through '$ref' without sibling keywords, or make the "
-          "schema smaller",
-          limits.max_subschemas));
-    }
-    check_time();
-  }
-
-  std::string helper(const std::string& which);
-  std::string visit(const ojson& s, const std::string& where, const std::string& hint);
-  std::string visit_object(const ojson& s, const std::string& where, const std::string& hint);
-  std::string visit_array(const ojson& s, const std::string& where, const std::string& hint);
-  std::string visit_string(const ojson& s, const std::string& where);
-  std::string visit_numeric(const ojson& s, bool integer, const std::string& where);
-  std::string visit_ref(const ojson& s, const std::string& where, const std::string& hint);
-  std::string visit_combo(const ojson& s, const std::string& key, const std::string& where,
-                          const std::string& hint);
-  std::string visit_union(const ojson& s, const std::string& where, const std::string& hint);
-  std::string visit_enum(const ojson& s, const std::string& where);
-  std::string visit_types(const ojson& s, const std::string& where, const std::string& hint);
-  std::string extra_key(const std::vector<std::string>& avoid);
-  const ojson& target(const std::string& pointer, const std::string& ref, const std::string& where);
-  ojson inline_refs(ojson s, const std::string& where);
-  void check_keywords(const ojson& s, const std::string& where) const;
-};
+}  // namespace schema_detail
 
 std::string SchemaGrammarBuilder::Impl::helper(const std::string& which) {
   if (auto it = helpers.find(which); it != helpers.end()) return it->second;
@@ -467,262 +343,6 @@ std::string SchemaGrammarBuilder::Impl::visit_numeric(const ojson& s, bool integ
   // A long expression (an unbounded integer is hundreds of bytes) becomes a rule that every
   // property with the same bounds shares, instead of being repeated in each.
   return out.size() > 64 ? rule(integer ? "integer" : "number", out) : out;
-}
-
-std::string SchemaGrammarBuilder::Impl::visit_union(const ojson& s, const std::string& where,
-                                                    const std::string& hint) {
-  if (s.contains("anyOf") && s.contains("oneOf")) {
-    throw GrammarError(fmt::format("'anyOf' and 'oneOf' together at {} are not supported", where));
-  }
-  const bool one_of = s.contains("oneOf");
-  const char* key = one_of ? "oneOf" : "anyOf";
-  const ojson& alts = s[key];
-  if (!alts.is_array() || alts.empty()) {
-    throw GrammarError(fmt::format("'{}' at {} must be a non-empty array", key, where));
-  }
-  ojson base = ojson::object();
-  for (const auto& [k, v] : s.items()) {
-    if (k != key && !is_annotation(k) && k != "nullable") base[k] = v;
-  }
-  if (one_of && alts.size() > kMaxOneOf) {
-    throw GrammarError(fmt::format(
-        "'oneOf' at {} has {} alternatives; a grammar checks that no two overlap for at most {}: "
-        "use 'anyOf' if a value may match either, or fewer alternatives",
-        where, alts.size(), kMaxOneOf));
-  }
-  std::vector<ojson> resolved;  // alternatives with the base merged in, for the oneOf check
-  std::string body;
-  for (size_t i = 0; i < alts.size(); ++i) {
-    const std::string at = child(child(where, key), std::to_string(i));
-    // The base joins a $ref as sibling keywords, so that the target compiles once per
-    // combination (inlining it here would compile a chain of such unions exponentially often).
-    ojson alt = alts[i];
-    if (!base.empty() && alt.is_object() && alt.contains("$ref")) {
-      ojson rest = alt;
-      rest.erase("$ref");
-      ojson merged = merge_schemas(base, rest, at);
-      merged["$ref"] = alt["$ref"];
-      alt = std::move(merged);
-    } else if (!base.empty()) {
-      alt = merge_schemas(base, alt, at);
-    }
-    if (one_of) {
-      ojson flat = inline_refs(alt, at);
-      for (size_t j = 0; j < resolved.size(); ++j) {
-        check_time();
-        if (!disjoint(resolved[j], flat)) {
-          throw GrammarError(fmt::format(
-              "'oneOf' at {}: alternatives {} and {} may both match one value, which a grammar "
-              "cannot rule out; use 'anyOf' if a value may match either",
-              where, j, i));
-        }
-      }
-      resolved.push_back(std::move(flat));
-    }
-    body += (i ? " | " : "") + visit(alt, at, hint);
-  }
-  if (s.contains("nullable") && s["nullable"] == true) body += " | \"null\"";
-  return rule(hint, body);
-}
-
-const ojson& SchemaGrammarBuilder::Impl::target(const std::string& pointer, const std::string& ref,
-                                                const std::string& where) {
-  if (auto it = targets.find(pointer); it != targets.end()) return *it->second;
-  const ojson* t = nullptr;
-  try {
-    t = &doc->at(ojson::json_pointer(pointer));
-  } catch (const std::exception&) {
-    throw GrammarError(fmt::format("'$ref' {} at {} does not point into the schema", ref, where));
-  }
-  targets.emplace(pointer, t);
-  return *t;
-}
-
-// The schema with its top-level $ref replaced by what it points at (siblings merged in), for
-// allOf and unions, which need the schema itself rather than a rule. A chain that loops back on
-// itself is refused instead of followed forever.
-ojson SchemaGrammarBuilder::Impl::inline_refs(ojson s, const std::string& where) {
-  for (int hops = 0; s.is_object() && s.contains("$ref"); ++hops) {
-    if (hops == kMaxDepth) {
-      throw GrammarError(
-          fmt::format("'$ref' at {} leads through more than {} references in a "
-                      "row; a reference that points back at itself never ends",
-                      where, kMaxDepth));
-    }
-    const std::string ref = ref_text(s, where);
-    s.erase("$ref");
-    s = merge_schemas(std::move(s), target(ref_pointer(ref, where), ref, where), where);
-  }
-  return s;
-}
-
-std::string SchemaGrammarBuilder::Impl::visit_ref(const ojson& s, const std::string& where,
-                                                  const std::string& hint) {
-  const std::string ref = ref_text(s, where);
-  const std::string pointer = ref_pointer(ref, where);
-  if (std::string siblings = siblings_key(s); !siblings.empty()) {
-    return visit_combo(s, pointer + '\0' + siblings, where, hint);
-  }
-  if (auto it = refs.find(pointer); it != refs.end()) return it->second;
-  const ojson& t = target(pointer, ref, where);
-  const size_t slash = pointer.rfind('/');
-  const std::string name = unique_name(
-      slash == std::string::npos || pointer.size() == 1 ? "root-ref" : pointer.substr(slash + 1));
-  refs.emplace(pointer, name);
-  define(name, visit(t, pointer.empty() ? "/" : pointer, name));
-  return name;
-}
-
-// A $ref with sibling keywords means the target merged with the siblings. Each distinct
-// combination compiles once; a use inside its own compilation (a recursive schema) refers to
-// a rule named on the spot.
-std::string SchemaGrammarBuilder::Impl::visit_combo(const ojson& s, const std::string& key,
-                                                    const std::string& where,
-                                                    const std::string& hint) {
-  auto [it, fresh] = combos.try_emplace(key);
-  Combo& c = it->second;  // stays valid: unordered_map never moves its elements
-  if (!fresh) {
-    if (c.done) return c.expr;
-    if (c.name.empty()) c.name = unique_name(hint);
-    return c.name;
-  }
-  std::string expr = visit(inline_refs(s, where), where, hint);
-  if (!c.name.empty()) {
-    expr = define(c.name, expr);
-  } else if (expr.size() > 64 && !names.count(expr)) {
-    expr = rule(hint, expr);  // written once, however many uses share it
-  }
-  c.expr = expr;
-  c.done = true;
-  return expr;
-}
-
-std::string SchemaGrammarBuilder::Impl::extra_key(const std::vector<std::string>& avoid) {
-  if (!helpers.count("key-char")) {
-    helpers["key-char"] = define(unique_name("key-char"), R"([^"\\\x00-\x1F])");
-  }
-  ExtraKeyRules r;
-  r.max_len = kMaxExtraKey;
-  r.key_char = helpers["key-char"];
-  r.hint = "extra-key";
-  r.rule = [this](const std::string& h, const std::string& b) {
-    check_time();
-    return rule(h, b);
-  };
-  return extra_key_rest(avoid, r);
-}
-
-std::string SchemaGrammarBuilder::Impl::visit_object(const ojson& s, const std::string& where,
-                                                     const std::string& hint) {
-  const ojson empty = ojson::object();
-  const ojson& props = s.contains("properties") ? s["properties"] : empty;
-  if (!props.is_object()) {
-    throw GrammarError(fmt::format("'properties' at {} must be an object", where));
-  }
-  std::set<std::string> required;
-  if (auto r = s.find("required"); r != s.end()) {
-    if (!r->is_array()) throw GrammarError(fmt::format("'required' at {} must be an array", where));
-    for (const auto& n : *r) {
-      if (n.is_string()) required.insert(n.get<std::string>());
-    }
-  }
-  const ojson extra = s.value("additionalProperties", ojson(false));
-  struct Prop {
-    std::string kv;
-    bool required;
-  };
-  std::vector<Prop> list;
-  std::vector<std::string> names;
-  const std::string ws = helper("ws");
-  auto add = [&](const std::string& name, const ojson& schema, const std::string& at) {
-    const std::string value = visit(schema, at, sub_hint(hint, name));
-    list.push_back(
-        {fmt::format("{} {} \":\" {} {}", gbnf_literal(ojson(name).dump()), ws, ws, value),
-         required.count(name) > 0});
-    names.push_back(name);
-  };
-  std::unordered_set<std::string> declared;  // ordered_json looks names up one by one
-  for (const auto& [name, schema] : props.items()) {
-    add(name, schema, child(child(where, "properties"), name));
-    declared.insert(name);
-  }
-  for (const auto& name : required) {
-    if (declared.count(name)) continue;
-    if (extra == ojson(false)) {
-      unsatisfiable(where, fmt::format("'{}' is required but additionalProperties is false", name));
-    }
-    add(name, extra, child(where, "additionalProperties"));
-  }
-  std::string extra_kv;
-  if (extra != ojson(false)) {
-    extra_kv = fmt::format("{} {} \":\" {} {}", extra_key(names), ws, ws,
-                           visit(extra, child(where, "additionalProperties"), hint + "-extra"));
-  }
-  // rest[i]: properties i.. after something was written (each one comma-led);
-  // first: the properties from the first one written on.
-  std::string rest =
-      extra_kv.empty() ? "" : rule(hint + "-extra", fmt::format("(\",\" {} {})*", ws, extra_kv));
-  std::string first = extra_kv.empty() ? "" : fmt::format("({} {})?", extra_kv, rest);
-  for (size_t i = list.size(); i-- > 0;) {
-    const std::string tail = rest.empty() ? "" : " " + rest;
-    const std::string led = fmt::format("\",\" {} {}", ws, list[i].kv);
-    const std::string here = list[i].kv + tail;
-    if (list[i].required) {
-      first = here;
-    } else {
-      first = first.empty() ? "(" + here + ")?" : "(" + here + " | " + first + ")";
-      first = rule(hint + "-from", first);
-    }
-    rest = rule(hint + "-rest", (list[i].required ? led : "(" + led + ")?") + tail);
-  }
-  return rule(hint, fmt::format("\"{{\" {} {}{} \"}}\"", ws, first.empty() ? "" : first + " ", ws));
-}
-
-std::string SchemaGrammarBuilder::Impl::visit_array(const ojson& s, const std::string& where,
-                                                    const std::string& hint) {
-  std::vector<std::string> prefix;
-  std::optional<std::string> item;  // empty: no item after the prefix
-  const ojson* tuple = s.contains("prefixItems") ? &s["prefixItems"] : nullptr;
-  const ojson* rest = s.contains("items") ? &s["items"] : nullptr;
-  if (rest && rest->is_array()) {  // draft 4-7 tuples
-    tuple = rest;
-    rest = s.contains("additionalItems") ? &s["additionalItems"] : nullptr;
-  }
-  if (tuple) {
-    if (!tuple->is_array())
-      throw GrammarError(fmt::format("'prefixItems' at {} must be an array", where));
-    for (size_t i = 0; i < tuple->size(); ++i) {
-      prefix.push_back(visit((*tuple)[i], child(child(where, "prefixItems"), std::to_string(i)),
-                             hint + "-" + std::to_string(i)));
-    }
-  }
-  if (!rest) {
-    item = helper("value");
-  } else if (*rest != ojson(false)) {
-    item = visit(*rest, child(where, "items"), hint + "-item");
-  }
-  const int64_t k = static_cast<int64_t>(prefix.size());
-  const int64_t min = count_keyword(s, "minItems", 0, where);
-  int64_t max = count_keyword(s, "maxItems", -1, where);
-  if (!item) max = max < 0 ? k : std::min(max, k);
-  if (max >= 0 && min > max) unsatisfiable(where, "minItems is above what the array may hold");
-  const std::string ws = helper("ws");
-  if (max == 0) return fmt::format("\"[\" {} \"]\"", ws);
-  // Positions after the first, each comma-led; the prefix positions one by one, then the items.
-  std::string tail;
-  if (item) {
-    const int64_t at = std::max<int64_t>(k, 1);
-    tail = repeat(fmt::format("\",\" {} {}", ws, *item), std::max<int64_t>(0, min - at),
-                  max < 0 ? -1 : std::max<int64_t>(0, max - at));
-  }
-  for (int64_t i = k - 1; i >= 1; --i) {
-    if (max >= 0 && i >= max) continue;
-    std::string part = fmt::format("\",\" {} {}{}", ws, prefix[i], tail.empty() ? "" : " " + tail);
-    tail = i < min ? part : "(" + part + ")?";
-  }
-  std::string elements = (k > 0 ? prefix[0] : *item) + (tail.empty() ? "" : " " + tail);
-  if (min == 0) elements = "(" + elements + ")?";
-  return rule(hint, fmt::format("\"[\" {} {} {} \"]\"", ws, elements, ws));
 }
 
 SchemaGrammarBuilder::SchemaGrammarBuilder(const SchemaLimits& limits)

@@ -1,7 +1,8 @@
 #pragma once
-// Internal to the regex compiler (regex_gbnf.cpp parses and prints, regex_bounded.cpp adds
-// length bounds): the pattern's syntax tree, the constructors that keep it normalized, the
-// parser's entry point and the GBNF printer. Not for other callers: use regex_gbnf.h.
+// Internal to the regex compiler (regex_parse.cpp parses, regex_nodes.cpp builds the tree,
+// regex_gbnf.cpp prints it, regex_bounded.cpp adds length bounds): the pattern's syntax tree, the
+// constructors that keep it normalized, the parser's entry point and the GBNF printer. Not for
+// other callers: use regex_gbnf.h.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -25,6 +26,12 @@ struct Node {
   int min = 0, max = 0;    // Repeat; max kInf is unbounded
 };
 using Kind = Node::Kind;
+
+// Code point sets. Surrogates are never members: complement and subtract leave them out, so
+// "all characters" is one canonical set and emptiness tests mean what they say.
+Ranges complement(Ranges r);
+Ranges subtract(const Ranges& a, Ranges b);
+bool contains(const Ranges& r, uint32_t cp);
 
 // One character out of the ranges (surrogates are dropped).
 Node chars(const Ranges& r);

@@ -116,11 +116,6 @@ std::string key_of(const Node& n) {
   return out;
 }
 
-bool contains(const Ranges& r, uint32_t cp) {
-  return std::any_of(r.begin(), r.end(),
-                     [cp](const auto& x) { return x.first <= cp && cp <= x.second; });
-}
-
 // Any text at all: it absorbs every other alternative.
 bool is_anything(const Node& n) {
   static const Ranges kAll = chars({{0, kMaxCodePoint}}).chars;
