@@ -34,62 +34,60 @@ void step_scalar(float* m, const float* q, const float* k, const float* v, float
   }
 }
 
+// The lane operations of each level; delta_rule_simd.inc holds the one body both run. Every
+// operation carries its level's target attribute: a template instantiated for AVX2 inside an
+// AVX-512 function could be given AVX-512 encodings, which fault on an AVX2-only CPU.
 #define DR_AVX2 __attribute__((target("avx2,fma")))
 #define DR_AVX512 __attribute__((target("avx512f,avx2,fma")))
+// Lane operations are forced inline: a call per vector operation would cost more than the update.
+#define DR_AVX2_OP __attribute__((target("avx2,fma"), always_inline)) inline
+#define DR_AVX512_OP __attribute__((target("avx512f,avx2,fma"), always_inline)) inline
 
-DR_AVX2 float sum8(__m256 v) {
-  const __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
-  __m128 s = _mm_add_ps(lo, hi);
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
+namespace avx2 {
 
-// Row by row: decay it while taking S^T k, then add k * delta while taking S^T q. A row of 128
-// floats stays in L1 between its two passes.
-DR_AVX2 void step_avx2(float* m, const float* q, const float* k, const float* v, float decay,
-                       float beta, float scale, int32_t head_dim, float* o) {
-  const __m256 dv = _mm256_set1_ps(decay);
-  for (int32_t j = 0; j < head_dim; ++j) {
-    float* row = m + static_cast<int64_t>(j) * head_dim;
-    __m256 acc = _mm256_setzero_ps();
-    for (int32_t i = 0; i < head_dim; i += 8) {
-      const __m256 r = _mm256_mul_ps(_mm256_loadu_ps(row + i), dv);
-      _mm256_storeu_ps(row + i, r);
-      acc = _mm256_fmadd_ps(r, _mm256_loadu_ps(k + i), acc);
-    }
-    const __m256 delta = _mm256_set1_ps((v[j] - sum8(acc)) * beta);
-    acc = _mm256_setzero_ps();
-    for (int32_t i = 0; i < head_dim; i += 8) {
-      const __m256 r = _mm256_fmadd_ps(_mm256_loadu_ps(k + i), delta, _mm256_loadu_ps(row + i));
-      _mm256_storeu_ps(row + i, r);
-      acc = _mm256_fmadd_ps(r, _mm256_loadu_ps(q + i), acc);
-    }
-    o[j] = sum8(acc) * scale;
+struct V {
+  static constexpr int kWidth = 8;
+  using R = __m256;
+  DR_AVX2_OP static R zero() { return _mm256_setzero_ps(); }
+  DR_AVX2_OP static R set1(float x) { return _mm256_set1_ps(x); }
+  DR_AVX2_OP static R load(const float* p) { return _mm256_loadu_ps(p); }
+  DR_AVX2_OP static void store(float* p, R x) { _mm256_storeu_ps(p, x); }
+  DR_AVX2_OP static R mul(R a, R b) { return _mm256_mul_ps(a, b); }
+  DR_AVX2_OP static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
+  DR_AVX2_OP static float sum(R x) {
+    const __m128 lo = _mm256_castps256_ps128(x), hi = _mm256_extractf128_ps(x, 1);
+    __m128 t = _mm_add_ps(lo, hi);
+    t = _mm_add_ps(t, _mm_movehl_ps(t, t));
+    t = _mm_add_ss(t, _mm_movehdup_ps(t));
+    return _mm_cvtss_f32(t);
   }
-}
+};
 
-DR_AVX512 void step_avx512(float* m, const float* q, const float* k, const float* v, float decay,
-                           float beta, float scale, int32_t head_dim, float* o) {
-  const __m512 dv = _mm512_set1_ps(decay);
-  for (int32_t j = 0; j < head_dim; ++j) {
-    float* row = m + static_cast<int64_t>(j) * head_dim;
-    __m512 acc = _mm512_setzero_ps();
-    for (int32_t i = 0; i < head_dim; i += 16) {
-      const __m512 r = _mm512_mul_ps(_mm512_loadu_ps(row + i), dv);
-      _mm512_storeu_ps(row + i, r);
-      acc = _mm512_fmadd_ps(r, _mm512_loadu_ps(k + i), acc);
-    }
-    const __m512 delta = _mm512_set1_ps((v[j] - _mm512_reduce_add_ps(acc)) * beta);
-    acc = _mm512_setzero_ps();
-    for (int32_t i = 0; i < head_dim; i += 16) {
-      const __m512 r = _mm512_fmadd_ps(_mm512_loadu_ps(k + i), delta, _mm512_loadu_ps(row + i));
-      _mm512_storeu_ps(row + i, r);
-      acc = _mm512_fmadd_ps(r, _mm512_loadu_ps(q + i), acc);
-    }
-    o[j] = _mm512_reduce_add_ps(acc) * scale;
-  }
-}
+#define DR_TARGET DR_AVX2
+#include "model/delta_rule_simd.inc"
+#undef DR_TARGET
+
+}  // namespace avx2
+
+namespace avx512 {
+
+struct V {
+  static constexpr int kWidth = 16;
+  using R = __m512;
+  DR_AVX512_OP static R zero() { return _mm512_setzero_ps(); }
+  DR_AVX512_OP static R set1(float x) { return _mm512_set1_ps(x); }
+  DR_AVX512_OP static R load(const float* p) { return _mm512_loadu_ps(p); }
+  DR_AVX512_OP static void store(float* p, R x) { _mm512_storeu_ps(p, x); }
+  DR_AVX512_OP static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
+  DR_AVX512_OP static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
+  DR_AVX512_OP static float sum(R x) { return _mm512_reduce_add_ps(x); }
+};
+
+#define DR_TARGET DR_AVX512
+#include "model/delta_rule_simd.inc"
+#undef DR_TARGET
+
+}  // namespace avx512
 
 }  // namespace
 
@@ -99,11 +97,11 @@ void delta_rule_step_at(kernels::SimdLevel level, float* m, const float* q, cons
   const float decay = std::exp(g);
   if (level > kernels::detected_simd_level()) level = kernels::detected_simd_level();
   if (level == kernels::SimdLevel::Avx512 && head_dim % 16 == 0) {
-    return step_avx512(m, q, k, v, decay, beta, scale, head_dim, o);
+    return avx512::step(m, q, k, v, decay, beta, scale, head_dim, o);
   }
   // A head width the wide level does not divide runs at the next one, for every token alike.
   if (level >= kernels::SimdLevel::Avx2 && head_dim % 8 == 0) {
-    return step_avx2(m, q, k, v, decay, beta, scale, head_dim, o);
+    return avx2::step(m, q, k, v, decay, beta, scale, head_dim, o);
   }
   step_scalar(m, q, k, v, decay, beta, scale, head_dim, o);
 }
