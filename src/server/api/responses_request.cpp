@@ -9,9 +9,9 @@
 
 #include "server/api/constraint_fields.h"
 #include "server/api/json_fields.h"
+#include "server/api/responses_tools.h"
 #include "server/api/sampling_fields.h"
 #include "server/errors.h"
-#include "util/log.h"
 
 namespace baton::server {
 
@@ -22,6 +22,10 @@ namespace {
 
 using fields::find;
 using fields::required_string;
+using responses::ChatTools;
+using responses::read_tool_choice;
+using responses::read_tools;
+using responses::ToolNames;
 
 std::string type_of(const ojson& v) {
   return fields::type_name(v.type());
@@ -68,33 +72,6 @@ std::string parts_text(const ojson& content, const std::string& param) {
   }
   return text;
 }
-
-// The function names the model sees, from where the client declared them.
-class ToolNames {
- public:
-  void add(const std::string& ns, const std::string& name, const std::string& visible) {
-    visible_[{ns, name}] = visible;
-    if (!ns.empty()) declared_[visible] = {ns, name};
-  }
-  // The model-visible name of a call the client reports as (namespace, name).
-  std::string visible(const std::string& ns, const std::string& name) const {
-    auto it = visible_.find({ns, name});
-    return it == visible_.end() ? name : it->second;
-  }
-  // A tool_choice names a function without its namespace.
-  std::string visible_for_choice(const std::string& name) const {
-    if (visible_.count({"", name}) != 0) return name;
-    for (const auto& [declared, shown] : visible_) {
-      if (declared.second == name || shown == name) return shown;
-    }
-    return name;
-  }
-  const std::map<std::string, DeclaredName>& declared() const { return declared_; }
-
- private:
-  std::map<std::pair<std::string, std::string>, std::string> visible_;
-  std::map<std::string, DeclaredName> declared_;
-};
 
 // Chat messages from input items. Function calls join the assistant message they follow (one
 // turn's calls are one message), reasoning goes to the next assistant message.
@@ -267,153 +244,6 @@ class InputReader {
   bool calls_join_ = false;  // the last message is an assistant turn that calls may join
   std::map<std::string, std::string> call_names_;  // call_id → the function it called
 };
-
-struct FunctionDecl {
-  std::string ns;
-  std::string path;  // where the client declared it: tools[i] or tools[i].tools[j]
-  const ojson* tool;
-};
-
-// Function tools, flat or inside namespace tools; every other type is a tool this server cannot
-// run, left out (its type noted in `dropped`).
-void collect_function(const ojson& t, const std::string& ns, const std::string& path,
-                      std::vector<FunctionDecl>& out, std::set<std::string>& dropped) {
-  if (!t.is_object()) throw bad_request(fmt::format("'{}' must be an object", path), path);
-  const std::string type = required_string(t, "type", path);
-  if (type == "function") {
-    required_string(t, "name", path);
-    out.push_back({ns, path, &t});
-    return;
-  }
-  if (type == "namespace" && ns.empty()) {
-    const std::string name = required_string(t, "name", path);
-    const ojson* inner = find(t, "tools");
-    if (inner == nullptr || !inner->is_array()) {
-      throw bad_request(fmt::format("'{}.tools' must be an array of function tools", path),
-                        path + ".tools");
-    }
-    for (size_t j = 0; j < inner->size(); ++j) {
-      collect_function((*inner)[j], name, fmt::format("{}.tools[{}]", path, j), out, dropped);
-    }
-    return;
-  }
-  dropped.insert(type.substr(0, 64));
-}
-
-// A namespaced function keeps its own name unless another tool has it too; then the namespace
-// is put in front, as the client's namespace-qualified name would read.
-std::string visible_name(const FunctionDecl& d, const std::map<std::string, int>& uses) {
-  const std::string name = (*d.tool)["name"].get<std::string>();
-  if (d.ns.empty() || uses.at(name) == 1) return name;
-  const char last = d.ns.back();
-  const bool joined = last == '_' || last == '.' || last == ':' || last == '-';
-  return d.ns + (joined ? "" : "__") + name;
-}
-
-struct ChatTools {
-  ojson tools = ojson::array();
-  std::vector<std::string> origins;  // the Responses path of each chat tool
-};
-
-ChatTools read_tools(const ojson& body, ToolNames& names) {
-  ChatTools out;
-  const ojson* tools = find(body, "tools");
-  if (tools == nullptr) return out;
-  if (!tools->is_array()) {
-    throw bad_request(fmt::format("'tools' must be an array, got {}", type_of(*tools)), "tools");
-  }
-  std::vector<FunctionDecl> decls;
-  std::set<std::string> dropped;
-  for (size_t i = 0; i < tools->size(); ++i) {
-    collect_function((*tools)[i], "", fmt::format("tools[{}]", i), decls, dropped);
-  }
-  if (!dropped.empty()) {
-    std::string list;
-    for (const auto& d : dropped) list += (list.empty() ? "" : ", ") + d;
-    log::info(
-        "/v1/responses: tools of type {} are left out of the prompt (this server runs "
-        "only function tools; the client's own tools work as functions)",
-        list);
-  }
-  std::map<std::string, int> uses;
-  for (const auto& d : decls) ++uses[(*d.tool)["name"].get<std::string>()];
-  for (const auto& d : decls) {
-    const ojson& t = *d.tool;
-    const std::string name = visible_name(d, uses);
-    names.add(d.ns, t["name"].get<std::string>(), name);
-    // In the client's key order: templates print the function as it stands.
-    ojson fn = ojson::object();
-    for (const auto& [key, v] : t.items()) {
-      if (key == "name") {
-        fn["name"] = name;
-      } else if ((key == "description" || key == "parameters" || key == "strict") && !v.is_null()) {
-        fn[key] = v;
-      }
-    }
-    out.tools.push_back({{"type", "function"}, {"function", std::move(fn)}});
-    out.origins.push_back(d.path);
-  }
-  return out;
-}
-
-const char* kChoiceHelp =
-    "\"auto\", \"none\", \"required\" or {\"type\": \"function\", \"name\": ...}";
-
-// tool_choice "allowed_tools": only the listed functions stay in the prompt.
-ojson allowed_tools_choice(const ojson& tc, ChatTools& tools) {
-  const std::string mode = required_string(tc, "mode", "tool_choice");
-  if (mode != "auto" && mode != "required") {
-    throw bad_request("'tool_choice.mode' must be \"auto\" or \"required\"", "tool_choice.mode");
-  }
-  const ojson* list = find(tc, "tools");
-  if (list == nullptr || !list->is_array()) {
-    throw bad_request(
-        "'tool_choice.tools' must be an array of {\"type\": \"function\", "
-        "\"name\": ...}",
-        "tool_choice.tools");
-  }
-  std::set<std::string> allowed;
-  for (const auto& t : *list) {
-    if (t.is_object() && t.value("type", "") == "function" && t.contains("name") &&
-        t["name"].is_string()) {
-      allowed.insert(t["name"].get<std::string>());
-    }
-  }
-  ChatTools kept;
-  for (size_t k = 0; k < tools.tools.size(); ++k) {
-    if (allowed.count(tools.tools[k]["function"]["name"].get<std::string>()) == 0) continue;
-    kept.tools.push_back(tools.tools[k]);
-    kept.origins.push_back(tools.origins[k]);
-  }
-  tools = std::move(kept);
-  return mode;
-}
-
-ojson read_tool_choice(const ojson& body, ChatTools& tools, const ToolNames& names) {
-  const ojson* tc = find(body, "tool_choice");
-  if (tc == nullptr) return ojson();
-  if (tc->is_string()) {
-    const auto& s = tc->get_ref<const std::string&>();
-    if (s == "auto" || s == "none" || s == "required") return *tc;
-    throw bad_request(
-        fmt::format("'tool_choice' '{}' is not one of {}", s.substr(0, 64), kChoiceHelp),
-        "tool_choice");
-  }
-  if (!tc->is_object()) {
-    throw bad_request(fmt::format("'tool_choice' must be {}, got {}", kChoiceHelp, type_of(*tc)),
-                      "tool_choice");
-  }
-  const std::string type = required_string(*tc, "type", "tool_choice");
-  if (type == "function") {
-    const std::string name = required_string(*tc, "name", "tool_choice");
-    return {{"type", "function"}, {"function", {{"name", names.visible_for_choice(name)}}}};
-  }
-  if (type == "allowed_tools") return allowed_tools_choice(*tc, tools);
-  throw bad_request(fmt::format("'tool_choice' names a '{}' tool, which this server cannot run; "
-                                "use {}",
-                                type.substr(0, 64), kChoiceHelp),
-                    "tool_choice");
-}
 
 // parse_chat_fields names chat-completions paths (messages[3], tools[2].function.name); the
 // client sent input items and flat tools, so its errors are renamed to those.
