@@ -40,8 +40,8 @@ void step_scalar(float* m, const float* q, const float* k, const float* v, float
 #define DR_AVX2 __attribute__((target("avx2,fma")))
 #define DR_AVX512 __attribute__((target("avx512f,avx2,fma")))
 // Lane operations are forced inline: a call per vector operation would cost more than the update.
-#define DR_AVX2_OP __attribute__((target("avx2,fma"), always_inline)) inline
-#define DR_AVX512_OP __attribute__((target("avx512f,avx2,fma"), always_inline)) inline
+#define DR_AVX2_OP DR_AVX2 __attribute__((always_inline)) inline
+#define DR_AVX512_OP DR_AVX512 __attribute__((always_inline)) inline
 
 namespace avx2 {
 

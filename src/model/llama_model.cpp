@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <new>
 #include <numeric>
 #include <stdexcept>
 #include <thread>

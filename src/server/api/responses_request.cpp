@@ -27,10 +27,6 @@ using responses::read_tool_choice;
 using responses::read_tools;
 using responses::ToolNames;
 
-std::string type_of(const ojson& v) {
-  return fields::type_name(v.type());
-}
-
 std::string optional_string(const ojson& obj, const char* key, const std::string& where) {
   return find(obj, key) == nullptr ? std::string() : required_string(obj, key, where);
 }
@@ -40,7 +36,7 @@ std::string parts_text(const ojson& content, const std::string& param) {
   if (content.is_string()) return content.get<std::string>();
   if (!content.is_array()) {
     throw bad_request(fmt::format("'{}' must be a string or an array of content parts, got {}",
-                                  param, type_of(content)),
+                                  param, fields::type_name(content)),
                       param);
   }
   std::string text;
@@ -82,7 +78,8 @@ class InputReader {
   void add(const ojson& item, size_t i) {
     const std::string where = fmt::format("input[{}]", i);
     if (!item.is_object()) {
-      throw bad_request(fmt::format("'{}' must be an object, got {}", where, type_of(item)), where);
+      throw bad_request(
+          fmt::format("'{}' must be an object, got {}", where, fields::type_name(item)), where);
     }
     const ojson* type = find(item, "type");
     if (type != nullptr && !type->is_string()) {
@@ -432,9 +429,9 @@ ojson read_input(const ojson& body, InputReader& reader) {
     if (input->empty()) throw bad_request("'input' must not be empty", "input");
     for (size_t i = 0; i < input->size(); ++i) reader.add((*input)[i], i);
   } else {
-    throw bad_request(
-        fmt::format("'input' must be a string or an array of items, got {}", type_of(*input)),
-        "input");
+    throw bad_request(fmt::format("'input' must be a string or an array of items, got {}",
+                                  fields::type_name(*input)),
+                      "input");
   }
   return reader.take();
 }

@@ -15,10 +15,6 @@ using fields::required_string;
 
 namespace {
 
-std::string type_of(const ojson& v) {
-  return fields::type_name(v.type());
-}
-
 struct FunctionDecl {
   std::string ns;
   std::string path;  // where the client declared it: tools[i] or tools[i].tools[j]
@@ -68,7 +64,8 @@ ChatTools read_tools(const ojson& body, ToolNames& names) {
   const ojson* tools = find(body, "tools");
   if (tools == nullptr) return out;
   if (!tools->is_array()) {
-    throw bad_request(fmt::format("'tools' must be an array, got {}", type_of(*tools)), "tools");
+    throw bad_request(fmt::format("'tools' must be an array, got {}", fields::type_name(*tools)),
+                      "tools");
   }
   std::vector<FunctionDecl> decls;
   std::set<std::string> dropped;
@@ -152,8 +149,9 @@ ojson read_tool_choice(const ojson& body, ChatTools& tools, const ToolNames& nam
         "tool_choice");
   }
   if (!tc->is_object()) {
-    throw bad_request(fmt::format("'tool_choice' must be {}, got {}", kChoiceHelp, type_of(*tc)),
-                      "tool_choice");
+    throw bad_request(
+        fmt::format("'tool_choice' must be {}, got {}", kChoiceHelp, fields::type_name(*tc)),
+        "tool_choice");
   }
   const std::string type = required_string(*tc, "type", "tool_choice");
   if (type == "function") {
