@@ -2,7 +2,6 @@
 // engine, text streamed to stdout, speeds to stderr.
 #include <fmt/format.h>
 
-#include <climits>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -89,13 +88,7 @@ void run_generate(const RunArgs& a) {
   if (const auto spec = constraint_spec(a); spec.active()) {
     constraint = compiler.make(compiler.compile(spec), {}, a.n);
     go.constraint = constraint.get();
-    if (const int32_t need = constraint->min_tokens_to_complete(); need == INT32_MAX) {
-      throw std::runtime_error("the grammar allows no output this model's vocabulary can spell");
-    } else if (need > a.n) {
-      throw std::runtime_error(fmt::format(
-          "the shortest output the grammar allows takes {} tokens, more than -n {}; raise -n", need,
-          a.n));
-    }
+    constraint::require_room(*constraint, a.n, "-n");
   }
   go.max_tokens = a.n;
   go.stop_at_eog = !a.ignore_eos;

@@ -3,11 +3,30 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 
 #include "grammar/json_schema.h"
 #include "grammar/regex_gbnf.h"
 
 namespace baton::constraint {
+
+void require_room(const engine::TokenConstraint& c, int32_t budget_tokens,
+                  const std::string& budget, bool is_default) {
+  const int32_t need = c.min_tokens_to_complete();
+  if (need <= budget_tokens) return;
+  if (need == INT32_MAX) {
+    throw ConstraintError(
+        "the output constraint allows no output this model's vocabulary can spell; check the "
+        "grammar, response_format or tool definitions",
+        "", "unspellable_constraint");
+  }
+  throw ConstraintError(fmt::format("{} is {}{} but the shortest output the output constraint "
+                                    "(response_format, grammar or forced tool call) allows takes "
+                                    "{} tokens; set {} to at least {}",
+                                    budget, budget_tokens, is_default ? " (the default here)" : "",
+                                    need, budget, need),
+                        budget, "max_tokens_too_small");
+}
 
 std::string constraint_gbnf(const ConstraintSpec& spec) {
   switch (spec.kind) {

@@ -37,6 +37,14 @@ struct ConstraintError : std::runtime_error {
   std::string code;
 };
 
+// A constrained answer ends complete within its budget (the mask plans for it) only when the
+// shortest output the constraint allows fits; below that, every answer would be cut off. Throws
+// a ConstraintError naming `budget` (the setting: "max_tokens", "-n") with code
+// "max_tokens_too_small" and both numbers, or "unspellable_constraint" when this vocabulary can
+// spell no output at all. `is_default`: the budget was not given, so the message says so.
+void require_room(const engine::TokenConstraint& c, int32_t budget_tokens,
+                  const std::string& budget, bool is_default = false);
+
 // The GBNF text that a spec stands for. Throws grammar::GrammarError.
 std::string constraint_gbnf(const ConstraintSpec& spec);
 

@@ -1,19 +1,12 @@
 #pragma once
 // Weight loaders of the AVX-512 quantized kernel (included by matmul_avx512.cpp only): each
 // turns block b of 4 weight rows into lane form, the common shape of matmul_impl.h.
-// GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the uninitialized
-// warnings then report at every inlined use.
-#ifndef __clang__  // a GCC-only warning group
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
-
 #include <cstddef>
 #include <cstring>
 
 #include "kernels/blocks.h"
 #include "kernels/fp16.h"
+#include "kernels/intrinsics.h"
 
 #define BATON_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 #define BATON_AVX512_INLINE                                                    \

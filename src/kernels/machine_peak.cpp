@@ -1,12 +1,5 @@
 #include "kernels/machine_peak.h"
 
-// GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the uninitialized
-// warnings then report at every inlined use.
-#ifndef __clang__  // a GCC-only warning group
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -18,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/intrinsics.h"
 #include "kernels/simd.h"
 
 namespace baton::kernels {

@@ -2,19 +2,13 @@
 // by block, to the levels of matmul_impl.h's form (scales unpacked once per row); each row is
 // dotted with up to 4 x rows at a time so one weight load serves them all. |w| x sign(x, w) keeps
 // maddubs inside int16. The operations for one (row, x row) pair never depend on how many x rows
-// share the tile. GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the
-// uninitialized warnings then report at every inlined use.
-#ifndef __clang__  // a GCC-only warning group
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
-
+// share the tile.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <vector>
 
+#include "kernels/intrinsics.h"
 #include "kernels/matmul_impl.h"
 
 #define BATON_AVX2 __attribute__((target("avx2,fma,f16c")))

@@ -7,14 +7,6 @@
 // that quantize computed once per x block, so no per-weight-block correction is needed.
 // Batches of up to 8 rows read weight blocks straight from the tensor; larger ones first pack
 // a group of tiles (the same values, bit for bit) so every x tile reuses the decoded blocks.
-// GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the uninitialized
-// warnings then report at every inlined use.
-#ifndef __clang__  // a GCC-only warning group
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -24,6 +16,7 @@
 #include "kernels/avx512_loaders.h"
 #include "kernels/avx512_loaders_extra.h"
 #include "kernels/fp16.h"
+#include "kernels/intrinsics.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/quantize.h"
 

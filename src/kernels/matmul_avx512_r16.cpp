@@ -10,20 +10,14 @@
 // unsigned already (B = 0), as are Q2_K's. Q2_K, Q3_K and Q6_K have a scale per 16 elements: their
 // two halves make two such steps, low half first. The same steps in the same order run for every
 // (row, x row) pair whatever the batch, the tile's other rows and the threads, so results are
-// batch-invariant. GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the
-// uninitialized warnings then report at every inlined use.
-#ifndef __clang__  // a GCC-only warning group
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
-
+// batch-invariant.
 #include <algorithm>
 #include <cstring>
 
 #include "kernels/avx512_loaders.h"
 #include "kernels/avx512_loaders_extra.h"
 #include "kernels/interleave.h"
+#include "kernels/intrinsics.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/quantize.h"
 #include "kernels/tiles16.h"

@@ -1,17 +1,10 @@
 // F32 / F16 / BF16 weights with f32 x: FMA chains in column order, 4 weight rows × up to 4 x
 // rows per tile. One (row, x row) pair always runs the same chain and the same final
 // reduction, so results do not depend on the tile it falls in.
-// GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the uninitialized
-// warnings then report at every inlined use.
-#ifndef __clang__  // a GCC-only warning group
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/intrinsics.h"
 #include "kernels/matmul_impl.h"
 
 #define BATON_AVX2 __attribute__((target("avx2,fma,f16c")))

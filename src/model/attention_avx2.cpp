@@ -1,11 +1,11 @@
 // AVX2 + FMA + F16C attention: 8 query vectors per register (see attention_simd.inc).
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 
+#include "kernels/intrinsics.h"
 #include "model/attention_impl.h"
 
 #define ATT_TARGET __attribute__((target("avx2,fma,f16c")))
@@ -14,6 +14,12 @@
 
 namespace baton::model {
 namespace {
+
+using detail::kExpFloor;
+using detail::kExpPoly;
+using detail::kLn2Hi;
+using detail::kLn2Lo;
+using detail::kLog2e;
 
 struct V {
   static constexpr int kWidth = 8;
@@ -49,20 +55,16 @@ struct V {
   ATT_FN static R select(M m, R yes, R no) { return _mm256_blendv_ps(no, yes, m); }
   ATT_FN static R mask_fma(M m, R a, R b, R c) { return select(m, fma(a, b, c), c); }
 
-  // e^x for x <= 0, the same steps as the AVX-512 path (so both give the same bits).
+  // e^x for x <= 0 (the steps of attention_impl.h).
   ATT_FN static R exp(R x) {
-    const M under = _mm256_cmp_ps(x, set1(-87.3f), _CMP_LT_OQ);
-    x = _mm256_max_ps(set1(-87.3f), x);  // NaN stays NaN: max returns its second operand
-    const R n = _mm256_round_ps(mul(x, set1(1.44269504088896341f)),
-                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    R r = _mm256_fnmadd_ps(n, set1(0.693359375f), x);
-    r = _mm256_fnmadd_ps(n, set1(-2.12194440e-4f), r);
-    R p = set1(1.9875691500e-4f);
-    p = fma(p, r, set1(1.3981999507e-3f));
-    p = fma(p, r, set1(8.3334519073e-3f));
-    p = fma(p, r, set1(4.1665795894e-2f));
-    p = fma(p, r, set1(1.6666665459e-1f));
-    p = fma(p, r, set1(5.0000001201e-1f));
+    const M under = _mm256_cmp_ps(x, set1(kExpFloor), _CMP_LT_OQ);
+    x = _mm256_max_ps(set1(kExpFloor), x);  // NaN stays NaN: max returns its second operand
+    const R n =
+        _mm256_round_ps(mul(x, set1(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    R r = _mm256_fnmadd_ps(n, set1(kLn2Hi), x);
+    r = _mm256_fnmadd_ps(n, set1(kLn2Lo), r);
+    R p = set1(kExpPoly[0]);
+    for (size_t i = 1; i < std::size(kExpPoly); ++i) p = fma(p, r, set1(kExpPoly[i]));
     const R y = add(fma(p, mul(r, r), r), set1(1.0f));
     const I bits =
         _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);

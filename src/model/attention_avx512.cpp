@@ -1,17 +1,11 @@
 // AVX-512 attention: 16 query vectors per register (see attention_simd.inc for the scheme).
-// GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the uninitialized
-// warnings then report at every inlined use.
-#ifndef __clang__  // a GCC-only warning group
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 
+#include "kernels/intrinsics.h"
 #include "model/attention_impl.h"
 
 #define ATT_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
@@ -21,6 +15,12 @@
 
 namespace baton::model {
 namespace {
+
+using detail::kExpFloor;
+using detail::kExpPoly;
+using detail::kLn2Hi;
+using detail::kLn2Lo;
+using detail::kLog2e;
 
 struct V {
   static constexpr int kWidth = 16;
@@ -53,21 +53,16 @@ struct V {
   ATT_FN static R select(M m, R yes, R no) { return _mm512_mask_blend_ps(m, no, yes); }
   ATT_FN static R mask_fma(M m, R a, R b, R c) { return _mm512_mask3_fmadd_ps(a, b, c, m); }
 
-  // e^x for x <= 0: x = n ln2 + r, |r| <= ln2 / 2, e^r by a degree-7 polynomial (Cephes expf
-  // coefficients), times 2^n. Below -87.3 (where e^x is no longer a normal float) gives 0.
+  // e^x for x <= 0 (the steps of attention_impl.h).
   ATT_FN static R exp(R x) {
-    const M under = _mm512_cmp_ps_mask(x, set1(-87.3f), _CMP_LT_OQ);
-    x = _mm512_max_ps(set1(-87.3f), x);  // NaN stays NaN: max returns its second operand
-    const R n = _mm512_roundscale_ps(mul(x, set1(1.44269504088896341f)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    R r = _mm512_fnmadd_ps(n, set1(0.693359375f), x);
-    r = _mm512_fnmadd_ps(n, set1(-2.12194440e-4f), r);
-    R p = set1(1.9875691500e-4f);
-    p = fma(p, r, set1(1.3981999507e-3f));
-    p = fma(p, r, set1(8.3334519073e-3f));
-    p = fma(p, r, set1(4.1665795894e-2f));
-    p = fma(p, r, set1(1.6666665459e-1f));
-    p = fma(p, r, set1(5.0000001201e-1f));
+    const M under = _mm512_cmp_ps_mask(x, set1(kExpFloor), _CMP_LT_OQ);
+    x = _mm512_max_ps(set1(kExpFloor), x);  // NaN stays NaN: max returns its second operand
+    const R n =
+        _mm512_roundscale_ps(mul(x, set1(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    R r = _mm512_fnmadd_ps(n, set1(kLn2Hi), x);
+    r = _mm512_fnmadd_ps(n, set1(kLn2Lo), r);
+    R p = set1(kExpPoly[0]);
+    for (size_t i = 1; i < std::size(kExpPoly); ++i) p = fma(p, r, set1(kExpPoly[i]));
     const R y = add(fma(p, mul(r, r), r), set1(1.0f));
     const I bits =
         _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);

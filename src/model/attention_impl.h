@@ -6,6 +6,17 @@
 
 namespace baton::model::detail {
 
+// e^x for x <= 0, the same steps at every SIMD level (so the levels give the same bits): x =
+// n ln2 + r with |r| <= ln2 / 2 (ln2 split in two for an exact n ln2), e^r by a degree-7
+// polynomial (Cephes expf coefficients, Horner from the highest), times 2^n. Below kExpFloor
+// (where e^x is no longer a normal float) gives 0.
+constexpr float kExpFloor = -87.3f;
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693359375f;
+constexpr float kLn2Lo = -2.12194440e-4f;
+constexpr float kExpPoly[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                              4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+
 // First position row position p attends to under the shape's window.
 inline int32_t window_start(const AttentionShape& s, int32_t p) {
   return s.window > 0 && p >= s.window ? p - s.window + 1 : 0;

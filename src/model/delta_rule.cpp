@@ -6,16 +6,9 @@
 // lanes, so a head's bits depend only on its inputs and the level: a sequence's outputs stay
 // bit-identical however its prompt is chunked and whatever shares the step. The levels differ
 // from each other in the last bits (lane counts, fused multiply-adds).
-// GCC 12's AVX-512 headers seed results with _mm512_undefined_*(), which the uninitialized
-// warnings then report at every inlined use (as in attention_avx512.cpp).
-#ifndef __clang__  // a GCC-only warning group
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
-
 #include <cmath>
 
+#include "kernels/intrinsics.h"
 #include "kernels/simd.h"
 #include "model/delta_net.h"
 #include "model/ops.h"

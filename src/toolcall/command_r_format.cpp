@@ -50,11 +50,11 @@ bool read_calls(std::string_view list, ParsedOutput& out) {
 BlockResult action(Cursor c, bool fenced, bool final, ParsedOutput& out) {
   if (fenced) {
     Match m = c.literal("```");
-    if (m != Match::yes) return {m == Match::partial ? Block::incomplete : Block::not_markup};
+    if (m != Match::yes) return {markup::unopened(m)};
     if (c.exact("json") == Match::partial) return {Block::incomplete};
   }
   Match m = c.literal("[");
-  if (m != Match::yes) return {m == Match::partial ? Block::incomplete : Block::not_markup};
+  if (m != Match::yes) return {markup::unopened(m)};
   size_t start = c.pos - 1;
   json::Scan list = json::scan_value(c.text, start);
   if (list.status == json::Status::partial) return {Block::incomplete};

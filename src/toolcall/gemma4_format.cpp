@@ -34,7 +34,7 @@ Block from(json::Status s) {
 BlockResult call(std::string_view text, size_t start, ParsedOutput& out) {
   Cursor c{text, start + kCallOpen.size()};
   if (Match m = c.literal("call:"); m != Match::yes)
-    return {m == Match::partial ? Block::incomplete : Block::malformed};
+    return {markup::broken(m)};
   size_t name_end = loose::word_end(text, c.pos);
   if (name_end == text.size()) return {Block::incomplete};
   if (name_end == c.pos || text[name_end] != '{') return {Block::malformed};
@@ -46,7 +46,7 @@ BlockResult call(std::string_view text, size_t start, ParsedOutput& out) {
   c.pos = r.end;
   Match m = c.literal(kCallClose);
   if (m == Match::yes) return {Block::done, c.pos};
-  return {m == Match::partial ? Block::incomplete : Block::malformed};
+  return {markup::broken(m)};
 }
 
 // <|channel>thought\n…<channel|>: reasoning, streamed without the channel's name line. An

@@ -26,7 +26,6 @@ class CallReader {
 
   BlockResult block(size_t start) {
     c_.pos = start;
-    if (spec_.section_open.empty()) return {call(), c_.pos};
     return markup::read_section(c_, final_, spec_.section_open, spec_.section_close,
                                 [this] { return call(); });
   }
@@ -34,7 +33,7 @@ class CallReader {
  private:
   Block call() {
     Match m = c_.literals(spec_.call_open);
-    if (m != Match::yes) return m == Match::partial ? Block::incomplete : Block::not_markup;
+    if (m != Match::yes) return markup::unopened(m);
     size_t stop = c_.find(spec_.header_end);
     std::string_view header = c_.text.substr(c_.pos, stop == markup::npos ? stop : stop - c_.pos);
     if (stop == markup::npos)

@@ -95,10 +95,6 @@ Match open_tag(Cursor& c, std::string_view tag, Attrs& attrs) {
   return Match::yes;
 }
 
-Block on_partial(Match m) {
-  return m == Match::partial ? Block::incomplete : Block::malformed;
-}
-
 ParamKind kind_of_type(std::string_view type) {
   if (type == "string") return ParamKind::string;
   return type.empty() ? ParamKind::unknown : ParamKind::json;
@@ -121,7 +117,7 @@ class CallReader {
   Block call() {
     Attrs attrs;
     Match m = open_tag(c_, "call", attrs);
-    if (m != Match::yes) return m == Match::partial ? Block::incomplete : Block::not_markup;
+    if (m != Match::yes) return markup::unopened(m);
     auto tool = attrs.find("tool");
     if (tool == attrs.end() || tool->second.empty()) return Block::not_markup;
     out_.calls.push_back({"", tool->second, ""});
@@ -160,13 +156,13 @@ class CallReader {
       out_.last_call_open = false;
       return Block::done;
     }
-    return on_partial(m);
+    return markup::broken(m);
   }
 
   Block argument(bool first) {
     Attrs attrs;
     Match m = open_tag(c_, "argument", attrs);
-    if (m != Match::yes) return on_partial(m);
+    if (m != Match::yes) return markup::broken(m);
     auto key = attrs.find("key");
     if (key == attrs.end()) return Block::malformed;
     ToolCall& call = out_.calls.back();

@@ -38,8 +38,12 @@ Match Cursor::literals(const std::vector<std::string>& pieces) {
 BlockResult read_section(Cursor& c, bool final, const std::vector<std::string>& open,
                          const std::vector<std::string>& close,
                          const std::function<Block()>& call) {
+  if (open.empty()) {
+    const Block b = call();
+    return {b, c.pos};
+  }
   Match m = c.literals(open);
-  if (m != Match::yes) return {m == Match::partial ? Block::incomplete : Block::not_markup, 0};
+  if (m != Match::yes) return {unopened(m), 0};
   for (bool first = true;; first = false) {
     m = c.literals(close);
     if (m == Match::yes) return {Block::done, c.pos};

@@ -45,10 +45,20 @@ struct BlockResult {
   size_t end = 0;
 };
 
+// A block's status when the literal that opens it, or a piece inside it, did not match: the text
+// may end inside the literal; otherwise the opener was prose, or the block inside is malformed.
+inline Block unopened(Match m) {
+  return m == Match::partial ? Block::incomplete : Block::not_markup;
+}
+inline Block broken(Match m) {
+  return m == Match::partial ? Block::incomplete : Block::malformed;
+}
+
 // A section wrapping calls (`open`, calls read by `call` at the cursor, `close`), for the engines
 // whose families may wrap all of a message's calls. The end of the text in place of `close` is
 // accepted once the model stopped, after at least one call. A call that is not markup after the
-// first one breaks the section (the calls before it were already reported).
+// first one breaks the section (the calls before it were already reported). With no `open` the
+// block is one call, for the families whose calls stand alone.
 BlockResult read_section(Cursor& c, bool final, const std::vector<std::string>& open,
                          const std::vector<std::string>& close, const std::function<Block()>& call);
 

@@ -25,10 +25,6 @@ const loose::Dialect& dialect() {
   return d;
 }
 
-Block on_partial(Match m) {
-  return m == Match::partial ? Block::incomplete : Block::malformed;
-}
-
 class ListReader {
  public:
   ListReader(std::string_view text, size_t start, ParsedOutput& out)
@@ -36,17 +32,17 @@ class ListReader {
 
   // <|tool_call_start|>[call, call, ...]<|tool_call_end|>
   BlockResult read() {
-    if (Match m = c_.literal("["); m != Match::yes) return {on_partial(m)};
+    if (Match m = c_.literal("["); m != Match::yes) return {markup::broken(m)};
     for (bool first = true;; first = false) {
       Match m = c_.literal("]");
       if (m == Match::partial) return {Block::incomplete};
       if (m == Match::yes) break;
-      if (!first && (m = c_.literal(",")) != Match::yes) return {on_partial(m)};
+      if (!first && (m = c_.literal(",")) != Match::yes) return {markup::broken(m)};
       if (Block b = call(); b != Block::done) return {b};
     }
     Match m = c_.literal(kClose);
     if (m == Match::yes) return {Block::done, c_.pos};
-    return {on_partial(m)};
+    return {markup::broken(m)};
   }
 
  private:
@@ -65,7 +61,7 @@ class ListReader {
       Match m = c_.literal(")");
       if (m == Match::partial) return Block::incomplete;
       if (m == Match::yes) break;
-      if (!first && (m = c_.literal(",")) != Match::yes) return on_partial(m);
+      if (!first && (m = c_.literal(",")) != Match::yes) return markup::broken(m);
       if (Block b = argument(args, first); b != Block::done) return b;
     }
     args += '}';
@@ -84,7 +80,7 @@ class ListReader {
     std::string_view key = c_.text.substr(c_.pos, key_end - c_.pos);
     c_.pos = key_end;
     if (key.empty()) return Block::malformed;  // positional arguments have no name to give
-    if (Match m = c_.literal("="); m != Match::yes) return on_partial(m);
+    if (Match m = c_.literal("="); m != Match::yes) return markup::broken(m);
     args += (first ? "" : ", ") + markup::json_quote(key) + ": ";
     loose::Result r = loose::to_json(c_.text, c_.pos, dialect(), args);
     if (r.status != json::Status::complete)

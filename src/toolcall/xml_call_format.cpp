@@ -25,10 +25,6 @@ bool plausible_name(std::string_view s, std::string_view end) {
   return true;
 }
 
-Block on_partial(Match m) {
-  return m == Match::partial ? Block::incomplete : Block::malformed;
-}
-
 // Reads one call (or one section of calls) for a spec; one object per parse of a block.
 class CallReader {
  public:
@@ -38,7 +34,6 @@ class CallReader {
 
   BlockResult block(size_t start) {
     c_.pos = start;
-    if (spec_.section_open.empty()) return {call(), c_.pos};
     return markup::read_section(c_, final_, spec_.section_open, spec_.section_close,
                                 [this] { return call(); });
   }
@@ -46,7 +41,7 @@ class CallReader {
  private:
   Block call() {
     Match m = c_.literals(spec_.call_open);
-    if (m != Match::yes) return m == Match::partial ? Block::incomplete : Block::not_markup;
+    if (m != Match::yes) return markup::unopened(m);
     if (Block b = function_name(); b != Block::done) return b;
     for (bool first = true;; first = false) {
       m = c_.literal(spec_.call_close.front());
@@ -83,7 +78,7 @@ class CallReader {
 
   Block parameter(bool first) {
     Match m = c_.literals(spec_.param_open);
-    if (m != Match::yes) return on_partial(m);
+    if (m != Match::yes) return markup::broken(m);
     size_t stop = c_.find(spec_.key_end);
     std::string_view key = c_.text.substr(c_.pos, stop == markup::npos ? stop : stop - c_.pos);
     if (!plausible_name(key, spec_.key_end)) return Block::malformed;
@@ -91,7 +86,7 @@ class CallReader {
     c_.pos = stop + spec_.key_end.size();
     if (!spec_.value_open.empty()) {
       m = c_.literals(spec_.value_open);
-      if (m != Match::yes) return on_partial(m);
+      if (m != Match::yes) return markup::broken(m);
     }
     ToolCall& call = out_.calls.back();
     if (!first) call.arguments += ", ";

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <climits>
 
 #include "constraint/constraint_compiler.h"
 #include "server/answer/answer_body.h"
@@ -57,25 +56,6 @@ std::shared_ptr<sched::RequestHandle> submit(const ServeContext& c, sched::Gener
     }
     throw bad_request(e.what(), e.code == Code::TooLong ? "max_tokens" : "");
   }
-}
-
-// A constrained answer ends complete within max_tokens (the mask plans for it) only when the
-// shortest output the constraint allows fits; below that, every answer would be cut off.
-void check_room_for_constraint(const sched::TokenConstraint& c, int32_t max_tokens, bool given) {
-  const int32_t need = c.min_tokens_to_complete();
-  if (need <= max_tokens) return;
-  if (need == INT32_MAX) {
-    throw bad_request(
-        "the output constraint allows no output this model's vocabulary can spell; check the "
-        "grammar, response_format or tool definitions",
-        "");
-  }
-  throw ApiError(400,
-                 fmt::format("max_tokens is {}{} but the shortest output the output constraint "
-                             "(response_format, grammar or forced tool call) allows takes {} "
-                             "tokens; set max_tokens to at least {}",
-                             max_tokens, given ? "" : " (the default here)", need, need),
-                 "max_tokens", "invalid_request_error", "max_tokens_too_small");
 }
 
 // Choice k of a prompt samples with its own stream of randomness, derived from the request's
@@ -162,7 +142,12 @@ std::shared_ptr<AsyncBody> start_answer_job(const ServeContext& c, AnswerJob job
         r.constraint = job.make_constraint(max_tokens);
         // Every choice of a prompt has the same constraint and budget: checked once.
         if (k == 0) {
-          check_room_for_constraint(*r.constraint, max_tokens, job.common.max_tokens.has_value());
+          try {
+            constraint::require_room(*r.constraint, max_tokens, "max_tokens",
+                                     !job.common.max_tokens.has_value());
+          } catch (const constraint::ConstraintError& e) {
+            throw bad_request(e);
+          }
         }
       }
       cp.parser = job.make_parser();
