@@ -78,6 +78,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
  private:
   using Clock = std::chrono::steady_clock;
   struct WakeLink;
+  static constexpr size_t kReadBufferMax = 1 << 20;  // head limit + body read-ahead
+  // Pipelined bytes read while a response is pending; then the peer is polled for a close. A
+  // close is seen only once what the peer sent before it fits here and in the kernel's receive
+  // window, so this is well above a pipelined head and a usual body, and below kReadBufferMax.
+  static constexpr size_t kPipelinedReadAhead = 256 << 10;
 
   void join();
   void set_phase(Phase p);
@@ -101,6 +106,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void poll_peer_later();
   void peer_gone();
   void arm_keepalive();
+  // Cuts the engine loop's wake-up link: nothing more is posted to this connection.
+  void stop_wakeups();
   void after_response(bool keep_alive);
   void fail(const ApiError& e);
   void on_io_error(boost::beast::error_code ec, const char* during);
