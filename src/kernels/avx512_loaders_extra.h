@@ -1,8 +1,9 @@
 #pragma once
 // AVX-512 weight loaders of Q4_1 Q5_0 IQ4_NL Q2_K Q3_K Q5_K IQ4_XS MXFP4 (included by
 // matmul_avx512.cpp only, after avx512_loaders.h). Each yields exactly the values and scales of
-// unpack_row (quant_extra.cpp): the per-super-block scale tables are computed by the same scalar
-// expressions, and only the int8 levels are decoded with vector instructions.
+// unpack_row (quant_block32_read.cpp, quant_superblock_read.cpp): the per-super-block scale tables
+// are computed by the same scalar expressions, and only the int8 levels are decoded with vector
+// instructions.
 #include "kernels/avx512_loaders.h"
 
 namespace baton::kernels::avx512 {

@@ -6,7 +6,8 @@
 
 #include "kernels/fp16.h"
 #include "kernels/matmul_impl.h"
-#include "kernels/quant_extra.h"
+#include "kernels/quant_block32.h"
+#include "kernels/quant_superblock.h"
 
 namespace baton::kernels {
 
@@ -139,94 +140,14 @@ void lane_corrections_row(QuantizedX& q, int64_t r) {
   }
 }
 
-namespace {
-
-void unpack_q8_0(const uint8_t* row, int64_t nb, bool values, UnpackedRow& out) {
-  const auto* blk = reinterpret_cast<const BlockQ8_0*>(row);
-  for (int64_t b = 0; b < nb; ++b) {
-    if (values) std::memcpy(&out.q[size_t(b * kQK)], blk[b].qs, kQK);
-    std::fill_n(&out.scale8[size_t(b * 8)], 8, fp16_to_fp32(blk[b].d));
-  }
-}
-
-void unpack_q4_0(const uint8_t* row, int64_t nb, bool values, UnpackedRow& out) {
-  const auto* blk = reinterpret_cast<const BlockQ4_0*>(row);
-  for (int64_t b = 0; b < nb; ++b) {
-    int8_t* q = values ? &out.q[size_t(b * kQK)] : nullptr;
-    for (int i = 0; values && i < 16; ++i) {
-      q[i] = int8_t((blk[b].qs[i] & 0xF) - 8);
-      q[i + 16] = int8_t((blk[b].qs[i] >> 4) - 8);
-    }
-    std::fill_n(&out.scale8[size_t(b * 8)], 8, fp16_to_fp32(blk[b].d));
-  }
-}
-
-void unpack_q4_k(const uint8_t* row, int64_t nsb, bool values, UnpackedRow& out) {
-  const auto* blk = reinterpret_cast<const BlockQ4_K*>(row);
-  for (int64_t i = 0; i < nsb; ++i) {
-    const float d = fp16_to_fp32(blk[i].d), dmin = fp16_to_fp32(blk[i].dmin);
-    for (int j = 0; j < 8; ++j) {
-      const int64_t b = i * 8 + j;
-      uint8_t sc, m;
-      q4k_scale_min(j, blk[i].scales, &sc, &m);
-      const float s = d * sc;
-      std::fill_n(&out.scale8[size_t(b * 8)], 8, s);
-      out.off[size_t(b)] = 8 * s - dmin * m;
-      const uint8_t* qs = blk[i].qs + 32 * (j / 2);
-      const int shift = 4 * (j % 2);
-      for (int l = 0; values && l < kQK; ++l) {
-        out.q[size_t(b * kQK + l)] = int8_t(((qs[l] >> shift) & 0xF) - 8);
-      }
-    }
-  }
-}
-
-void unpack_q6_k(const uint8_t* row, int64_t nsb, bool values, UnpackedRow& out) {
-  const auto* blk = reinterpret_cast<const BlockQ6_K*>(row);
-  for (int64_t i = 0; i < nsb; ++i) {
-    const float d = fp16_to_fp32(blk[i].d);
-    for (int j = 0; j < 8; ++j) {  // 32-element block j: half n, group k of that half
-      const int64_t b = i * 8 + j;
-      const int n = j / 4, k = j % 4;
-      const uint8_t* ql = blk[i].ql + 64 * n + 32 * (k & 1);
-      const uint8_t* qh = blk[i].qh + 32 * n;
-      const int lshift = 4 * (k >> 1), hshift = 2 * k;
-      for (int l = 0; values && l < kQK; ++l) {
-        const int v = ((ql[l] >> lshift) & 0xF) | (((qh[l] >> hshift) & 3) << 4);
-        out.q[size_t(b * kQK + l)] = int8_t(v - 32);
-      }
-      float* s8 = &out.scale8[size_t(b * 8)];
-      std::fill_n(s8, 4, d * blk[i].scales[2 * j]);
-      std::fill_n(s8 + 4, 4, d * blk[i].scales[2 * j + 1]);
-    }
-  }
-}
-
-}  // namespace
-
 void unpack_row(TensorType t, const uint8_t* row, int64_t cols, UnpackedRow& out, bool values) {
   const int64_t nb = cols / kQK;
   if (values) out.q.resize(size_t(cols));
   out.scale8.resize(size_t(nb * 8));
   out.off.assign(size_t(nb), 0.f);
   if (has_half_offsets(t)) out.off2.assign(size_t(nb * 2), 0.f);
-  if (is_extra_quant_type(t)) return unpack_extra(t, row, cols, values, out);
-  switch (t) {
-    case TensorType::Q8_0:
-      unpack_q8_0(row, nb, values, out);
-      break;
-    case TensorType::Q4_0:
-      unpack_q4_0(row, nb, values, out);
-      break;
-    case TensorType::Q4_K:
-      unpack_q4_k(row, cols / kQKK, values, out);
-      break;
-    case TensorType::Q6_K:
-      unpack_q6_k(row, cols / kQKK, values, out);
-      break;
-    default:
-      break;
-  }
+  if (is_block32_type(t)) return unpack_block32(t, row, nb, values, out);
+  if (is_superblock_type(t)) unpack_superblock(t, row, cols / kQKK, values, out);
 }
 
 void quant_rows_scalar(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
