@@ -6,6 +6,7 @@
 // duplicates are found through a per-object index, O(1) amortised; as with nlohmann's builder
 // a repeated key keeps its first position and takes the last value.
 #include <cstddef>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
@@ -18,6 +19,15 @@ template <class Json>
 class JsonBuilder {
  public:
   explicit JsonBuilder(Json& root) : root_(root) {}
+
+  // Bounds every array at max_items entries: the entry past it calls on_exceeded with the key
+  // that holds the array (the latest key read before it opened; empty at the top), which throws
+  // to stop the parse. Counted as the array grows, so a huge array costs nothing beyond its limit.
+  using ArrayLimitHandler = std::function<void(const std::string& key)>;
+  void limit_arrays(size_t max_items, ArrayLimitHandler on_exceeded) {
+    max_items_ = max_items;
+    on_exceeded_ = std::move(on_exceeded);
+  }
 
   bool null() { return put(Json(nullptr)); }
   bool boolean(bool v) { return put(Json(v)); }
@@ -33,6 +43,7 @@ class JsonBuilder {
   bool end_object() { return close(); }
   bool end_array() { return close(); }
   bool key(typename Json::string_t& k) {
+    if (max_items_ > 0) last_key_ = k;
     Level& top = stack_.back();
     auto& members = *top.value->template get_ptr<typename Json::object_t*>();
     if constexpr (kOrdered) {
@@ -58,6 +69,7 @@ class JsonBuilder {
   struct Level {
     Json* value;
     std::unordered_map<std::string, size_t> index;  // ordered objects past kIndexFrom members
+    std::string key;                                // of an array, when arrays are bounded
   };
 
   // ordered_map's operator[] takes a key; its members are a vector underneath.
@@ -89,6 +101,7 @@ class JsonBuilder {
     }
     Json* top = stack_.back().value;
     if (top->is_array()) {
+      if (max_items_ > 0 && top->size() >= max_items_) on_exceeded_(stack_.back().key);
       top->template get_ref<typename Json::array_t&>().push_back(std::move(v));
       return &top->template get_ref<typename Json::array_t&>().back();
     }
@@ -101,7 +114,9 @@ class JsonBuilder {
   }
   // The parent does not grow while a child is open, so the child's address stays valid.
   bool open(Json v) {
-    stack_.push_back({place(std::move(v)), {}});
+    const bool array = v.is_array();
+    stack_.push_back({place(std::move(v)), {}, {}});
+    if (array && max_items_ > 0) stack_.back().key = last_key_;
     return true;
   }
   bool close() {
@@ -113,6 +128,9 @@ class JsonBuilder {
   std::vector<Level> stack_;
   Json* slot_ = nullptr;  // the member whose value comes next
   bool errored_ = false;
+  size_t max_items_ = 0;  // 0: arrays unbounded
+  ArrayLimitHandler on_exceeded_;
+  std::string last_key_;  // the latest key, while arrays are bounded
 };
 
 // Parses `text` as one JSON value into `out` with JsonBuilder; false (and `out` discarded) when
