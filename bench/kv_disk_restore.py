@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import statistics
@@ -83,6 +84,14 @@ def drop_from_page_cache(directory):
             os.close(fd)
 
 
+def disk_read_seconds(log_path, start):
+    """The restored request's read from the tier (its log line), from the server log's tail."""
+    with open(log_path, errors="replace") as f:
+        f.seek(start)
+        m = re.search(r"loaded \d+ of \d+ blocks from the disk tier in ([\d.]+) ms", f.read())
+    return float(m.group(1)) / 1000 if m else float("nan")
+
+
 def one_run(args, seed, log):
     rng = random.Random(seed)
     prompt = [1] + [rng.randrange(100, args.vocab_limit) for _ in range(args.tokens - 1)]
@@ -96,12 +105,15 @@ def one_run(args, seed, log):
         server.stop()
         if not args.keep_page_cache:
             drop_from_page_cache(disk_dir)
+        log.flush()
+        log_from = os.path.getsize(args.log)
         server = Server(args, disk_dir, log)
         warm_s, warm = post(server.url + "/v1/completions", body)
         server.stop()
+        read_s = disk_read_seconds(args.log, log_from)
         same = cold["choices"][0]["text"] == warm["choices"][0]["text"]
         cached = warm["usage"].get("prompt_tokens_details", {}).get("cached_tokens", 0)
-        return cold_s, warm_s, disk["bytes"], cached, same
+        return cold_s, warm_s, disk["bytes"], cached, same, read_s
     finally:
         shutil.rmtree(disk_dir, ignore_errors=True)
 
@@ -123,19 +135,21 @@ def main():
     rows = []
     with open(args.log, "w") as log:
         for i in range(args.runs):
-            cold_s, warm_s, size, cached, same = one_run(args, 1000 + i, log)
-            rows.append((cold_s, warm_s))
+            cold_s, warm_s, size, cached, same, read_s = one_run(args, 1000 + i, log)
+            rows.append((cold_s, warm_s, read_s))
             print(f"run {i + 1}: {args.tokens} tokens, cold TTFT {cold_s:.2f} s, restored after a "
-                  f"restart {warm_s:.3f} s ({cold_s / warm_s:.0f}x), {size / 2**20:.0f} MB on disk, "
-                  f"{cached} tokens restored, same first token: {'yes' if same else 'NO'}",
-                  flush=True)
+                  f"restart {warm_s:.3f} s ({cold_s / warm_s:.0f}x): read and check "
+                  f"{size / 2**20:.0f} MB {read_s:.3f} s ({size / 2**30 / read_s:.1f} GB/s), the "
+                  f"rest (the positions left to compute, HTTP) {warm_s - read_s:.3f} s; {cached} "
+                  f"tokens restored, same first token: {'yes' if same else 'NO'}", flush=True)
     cold = statistics.median(r[0] for r in rows)
     warm = statistics.median(r[1] for r in rows)
     ratios = statistics.median(r[0] / r[1] for r in rows)
+    read = statistics.median(r[2] for r in rows)
     cache = ("left in the page cache" if args.keep_page_cache else
              "evicted from the page cache with posix_fadvise before each restore")
-    print(f"median of {len(rows)}: cold {cold:.2f} s, restored {warm:.3f} s, ratio {ratios:.0f}x "
-          f"(segment files {cache})")
+    print(f"median of {len(rows)}: cold {cold:.2f} s, restored {warm:.3f} s, ratio {ratios:.0f}x, "
+          f"of which the read {read:.3f} s (segment files {cache})")
 
 
 if __name__ == "__main__":

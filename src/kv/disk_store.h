@@ -104,6 +104,19 @@ class DiskStore {
   std::vector<std::string> make_room(uint64_t bytes);  // mu_ held; victims' names
   void remove_files(const std::vector<std::string>& names) const;
   void count_error(DiskError kind, const std::string& detail);  // logs each kind once
+  // The files a load of `expected` reads, each opened, with the kernel asked to read their
+  // blocks' bytes now (by file id; a file that cannot be opened is left out).
+  struct OpenFile {
+    std::string name;
+    uint64_t begin = UINT64_MAX, end = 0;  // the byte range the load reads
+    int fd = -1;                           // owned
+    OpenFile() = default;
+    OpenFile(const OpenFile&) = delete;
+    OpenFile& operator=(const OpenFile&) = delete;
+    ~OpenFile();
+  };
+  std::map<uint32_t, OpenFile> open_for_load(std::span<const DiskBlock> expected,
+                                             size_t limit) const;
 
   DiskStoreOptions options_;
   DiskDir dir_;

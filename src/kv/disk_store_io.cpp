@@ -3,8 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -87,14 +89,46 @@ bool DiskStore::save(std::vector<DiskBlock> blocks, std::span<const uint8_t* con
   return true;
 }
 
+DiskStore::OpenFile::~OpenFile() {
+  if (fd >= 0) ::close(fd);
+}
+
+// A load reads block by block, and one block's read at a time from a cold page cache waits on
+// the disk for each readahead window in turn (about 0.5 GB/s here, against 4 GB/s when the
+// whole range is asked for up front): so every file's range is advised first, and the kernel
+// reads them all while the blocks are copied and checked in order.
+std::map<uint32_t, DiskStore::OpenFile> DiskStore::open_for_load(
+    std::span<const DiskBlock> expected, size_t limit) const {
+  std::map<uint32_t, OpenFile> files;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t n = 0; n < expected.size() && n < limit; ++n) {
+      auto it = index_.find(expected[n].hash);
+      if (it == index_.end()) break;
+      const File& f = files_.at(it->second.file);
+      OpenFile& o = files[it->second.file];
+      o.name = f.name;
+      const uint64_t off = f.header.data_offset(it->second.slot);
+      o.begin = std::min(o.begin, off);
+      o.end = std::max(o.end, off + options_.layout.block_bytes);
+    }
+  }
+  for (auto& [id, o] : files) {
+    o.fd = dir_.open_read(o.name);
+    if (o.fd >= 0) {
+      ::posix_fadvise(o.fd, off_t(o.begin), off_t(o.end - o.begin), POSIX_FADV_WILLNEED);
+    }
+  }
+  return files;
+}
+
 size_t DiskStore::load(std::span<const DiskBlock> expected, std::span<uint8_t* const> dst,
                        uint8_t* state_dst, bool* state_read) {
   const uint64_t bb = options_.layout.block_bytes;
   if (state_read) *state_read = false;
   const bool want_state = state_dst && state_read && options_.layout.state_bytes > 0;
   size_t n = 0;
-  uint32_t open_id = 0;
-  Fd fd;
+  std::map<uint32_t, OpenFile> open = open_for_load(expected, dst.size());
   std::set<std::string> touched;
   while (n < expected.size() && n < dst.size()) {
     Location loc;
@@ -119,20 +153,20 @@ size_t DiskStore::load(std::span<const DiskBlock> expected, std::span<uint8_t* c
       lru_.erase(f.lru_pos);
       f.lru_pos = lru_.insert(lru_.end(), loc.file);
     }
-    if (loc.file != open_id) {
-      fd.reset(dir_.open_read(name));
-      open_id = loc.file;
-    }
+    // Opened up front, unless the file was written since.
+    auto [it, fresh] = open.try_emplace(loc.file);
+    if (fresh) it->second.fd = dir_.open_read(name);
+    const int fd = it->second.fd;
     std::optional<DiskError> bad;
-    if (fd.fd < 0) {
+    if (fd < 0) {
       bad = DiskError::Io;
-    } else if (!read_at(fd.fd, dst[n], bb, off)) {
+    } else if (!read_at(fd, dst[n], bb, off)) {
       bad = DiskError::Truncated;
     } else if (block_checksum({dst[n], bb}) != checksum) {
       bad = DiskError::Checksum;
     } else if (read_state) {
       const uint64_t sb = options_.layout.state_bytes;
-      if (!read_at(fd.fd, state_dst, sb, state_off)) {
+      if (!read_at(fd, state_dst, sb, state_off)) {
         bad = DiskError::Truncated;
       } else if (block_checksum({state_dst, sb}) != state_checksum) {
         bad = DiskError::Checksum;

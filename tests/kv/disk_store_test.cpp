@@ -122,6 +122,33 @@ TEST(DiskStore, ALoadStopsAtTheFirstMissingOrDifferentBlock) {
   EXPECT_EQ(load_chain(s, other), 1u);
 }
 
+size_t open_descriptors() {
+  return static_cast<size_t>(std::distance(fs::directory_iterator("/proc/self/fd"), {}));
+}
+
+// A conversation written in several turns lies in several segment files: one load reads them all
+// (every file opened and advised up front) and closes each again, also when one is gone.
+TEST(DiskStore, ALoadAcrossSegmentFilesReadsThemAllAndClosesThem) {
+  ScratchDir dir;
+  DiskStore s(options(dir.path()));
+  const auto blocks = chain(testing::test_layout(), 6, 0);
+  for (size_t i = 0; i < blocks.size(); i += 2) {
+    ASSERT_TRUE(save_chain(s, {blocks.begin() + i, blocks.begin() + i + 2}));
+  }
+  ASSERT_EQ(s.stats().files, 3u);
+  const size_t before = open_descriptors();
+  EXPECT_EQ(load_chain(s, blocks), 6u);
+  EXPECT_EQ(open_descriptors(), before);
+  // The middle file vanishes behind the index's back: the load stops where it was.
+  DiskStore again(options(dir.path()));  // holds its directory open
+  const size_t with_again = open_descriptors();
+  const auto& layout = s.options().layout;
+  ASSERT_TRUE(
+      fs::remove(fs::path(dir.path()) / segment_file_name(layout.fingerprint, blocks[2].hash)));
+  EXPECT_EQ(load_chain(again, blocks), 2u);
+  EXPECT_EQ(open_descriptors(), with_again);
+}
+
 TEST(DiskStore, TheBudgetEvictsTheLeastRecentlyUsedFiles) {
   ScratchDir dir;
   const auto layout = testing::test_layout();
