@@ -110,6 +110,7 @@ class DiskStore {
     std::string name;
     uint64_t begin = UINT64_MAX, end = 0;  // the byte range the load reads
     int fd = -1;                           // owned
+    int direct_fd = -1;                    // owned: the same file with O_DIRECT, -1 where refused
     OpenFile() = default;
     OpenFile(const OpenFile&) = delete;
     OpenFile& operator=(const OpenFile&) = delete;

@@ -110,9 +110,10 @@ int DiskDir::create_unique(const std::string& prefix, const std::string& suffix,
   return -1;  // errno is EEXIST
 }
 
-int DiskDir::open_read(const std::string& name) const {
+int DiskDir::open_read(const std::string& name, bool direct) const {
   // O_NONBLOCK: a FIFO under a segment's name must not stall the open; plain files ignore it.
-  const int fd = ::openat(fd_.fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  const int fd = ::openat(fd_.fd, name.c_str(),
+                          O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (direct ? O_DIRECT : 0));
   if (fd < 0) return -1;
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

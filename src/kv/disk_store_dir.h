@@ -40,7 +40,8 @@ class DiskDir {
   // `name` receives the name used.
   int create_unique(const std::string& prefix, const std::string& suffix, std::string& name) const;
   // Opens a plain file for reading; -1 (errno set) for a link, a FIFO or anything not a plain file.
-  int open_read(const std::string& name) const;
+  // direct: O_DIRECT, reads that bypass the page cache (-1 where the filesystem refuses it).
+  int open_read(const std::string& name, bool direct = false) const;
   // Removes the entry itself (a link, not its target). False when it could not.
   bool remove(const std::string& name) const;
   bool rename(const std::string& from, const std::string& to) const;

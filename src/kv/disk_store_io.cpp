@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -91,12 +92,55 @@ bool DiskStore::save(std::vector<DiskBlock> blocks, std::span<const uint8_t* con
 
 DiskStore::OpenFile::~OpenFile() {
   if (fd >= 0) ::close(fd);
+  if (direct_fd >= 0) ::close(direct_fd);
 }
 
-// A load reads block by block, and one block's read at a time from a cold page cache waits on
-// the disk for each readahead window in turn (about 0.5 GB/s here, against 4 GB/s when the
-// whole range is asked for up front): so every file's range is advised first, and the kernel
-// reads them all while the blocks are copied and checked in order.
+namespace {
+
+constexpr uint64_t kDirectAlign = 4096;  // O_DIRECT's alignment on every common device
+
+// O_DIRECT wants aligned offsets, lengths and memory, which a block's place in its file and in
+// the pool need not be: the aligned range around it is read into this buffer, then copied out.
+class BounceBuffer {
+ public:
+  explicit BounceBuffer(uint64_t block_bytes)
+      : bytes_((block_bytes + 2 * kDirectAlign - 1) / kDirectAlign * kDirectAlign),
+        p_(static_cast<uint8_t*>(std::aligned_alloc(kDirectAlign, bytes_))) {}
+  ~BounceBuffer() { std::free(p_); }
+  BounceBuffer(const BounceBuffer&) = delete;
+  BounceBuffer& operator=(const BounceBuffer&) = delete;
+
+  // n bytes at `off` of fd (opened with O_DIRECT) into dst; false when the read fails or ends
+  // early (errno EINVAL: the file refuses direct reads after all).
+  bool read(int fd, uint8_t* dst, uint64_t n, uint64_t off) {
+    const uint64_t start = off / kDirectAlign * kDirectAlign;
+    const uint64_t len = (off + n - start + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+    if (p_ == nullptr || len > bytes_) return false;
+    uint64_t got = 0;
+    while (got < len) {
+      const ssize_t r = ::pread(fd, p_ + got, len - got, off_t(start + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      got += uint64_t(r);
+      if (got % kDirectAlign != 0) break;  // the end of the file
+    }
+    if (got < off - start + n) return false;
+    std::memcpy(dst, p_ + (off - start), n);
+    return true;
+  }
+
+ private:
+  uint64_t bytes_;
+  uint8_t* p_;
+};
+
+}  // namespace
+
+// Blocks are read with O_DIRECT where the filesystem allows it: read through the page cache,
+// a restore after a restart runs at the speed the kernel finds fresh page-cache memory (0.5-0.7
+// GB/s measured on a VM, against 1.7-3.4 GB/s direct). Where direct reads are refused, every
+// file's range is advised up front, so the kernel reads them all at once instead of one
+// readahead window per block read.
 std::map<uint32_t, DiskStore::OpenFile> DiskStore::open_for_load(
     std::span<const DiskBlock> expected, size_t limit) const {
   std::map<uint32_t, OpenFile> files;
@@ -115,7 +159,8 @@ std::map<uint32_t, DiskStore::OpenFile> DiskStore::open_for_load(
   }
   for (auto& [id, o] : files) {
     o.fd = dir_.open_read(o.name);
-    if (o.fd >= 0) {
+    o.direct_fd = o.fd >= 0 ? dir_.open_read(o.name, true) : -1;
+    if (o.fd >= 0 && o.direct_fd < 0) {
       ::posix_fadvise(o.fd, off_t(o.begin), off_t(o.end - o.begin), POSIX_FADV_WILLNEED);
     }
   }
@@ -129,6 +174,7 @@ size_t DiskStore::load(std::span<const DiskBlock> expected, std::span<uint8_t* c
   const bool want_state = state_dst && state_read && options_.layout.state_bytes > 0;
   size_t n = 0;
   std::map<uint32_t, OpenFile> open = open_for_load(expected, dst.size());
+  BounceBuffer bounce(bb);
   std::set<std::string> touched;
   while (n < expected.size() && n < dst.size()) {
     Location loc;
@@ -156,11 +202,16 @@ size_t DiskStore::load(std::span<const DiskBlock> expected, std::span<uint8_t* c
     // Opened up front, unless the file was written since.
     auto [it, fresh] = open.try_emplace(loc.file);
     if (fresh) it->second.fd = dir_.open_read(name);
-    const int fd = it->second.fd;
+    OpenFile& file = it->second;
+    const int fd = file.fd;
+    if (file.direct_fd >= 0 && !bounce.read(file.direct_fd, dst[n], bb, off)) {
+      ::close(file.direct_fd);  // refused after all, or failed: the buffered read decides
+      file.direct_fd = -1;
+    }
     std::optional<DiskError> bad;
     if (fd < 0) {
       bad = DiskError::Io;
-    } else if (!read_at(fd, dst[n], bb, off)) {
+    } else if (file.direct_fd < 0 && !read_at(fd, dst[n], bb, off)) {
       bad = DiskError::Truncated;
     } else if (block_checksum({dst[n], bb}) != checksum) {
       bad = DiskError::Checksum;
