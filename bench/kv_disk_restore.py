@@ -137,9 +137,10 @@ def main():
         for i in range(args.runs):
             cold_s, warm_s, size, cached, same, read_s = one_run(args, 1000 + i, log)
             rows.append((cold_s, warm_s, read_s))
+            rate = size / 2**30 / read_s if read_s > 0 else float("nan")
             print(f"run {i + 1}: {args.tokens} tokens, cold TTFT {cold_s:.2f} s, restored after a "
                   f"restart {warm_s:.3f} s ({cold_s / warm_s:.0f}x): read and check "
-                  f"{size / 2**20:.0f} MB {read_s:.3f} s ({size / 2**30 / read_s:.1f} GB/s), the "
+                  f"{size / 2**20:.0f} MB {read_s:.3f} s ({rate:.1f} GB/s), the "
                   f"rest (the positions left to compute, HTTP) {warm_s - read_s:.3f} s; {cached} "
                   f"tokens restored, same first token: {'yes' if same else 'NO'}", flush=True)
     cold = statistics.median(r[0] for r in rows)
