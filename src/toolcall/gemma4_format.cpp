@@ -33,8 +33,7 @@ Block from(json::Status s) {
 // (malformed, so that it comes back raw at the end) rather than text.
 BlockResult call(std::string_view text, size_t start, ParsedOutput& out) {
   Cursor c{text, start + kCallOpen.size()};
-  if (Match m = c.literal("call:"); m != Match::yes)
-    return {markup::broken(m)};
+  if (Match m = c.literal("call:"); m != Match::yes) return {markup::broken(m)};
   size_t name_end = loose::word_end(text, c.pos);
   if (name_end == text.size()) return {Block::incomplete};
   if (name_end == c.pos || text[name_end] != '{') return {Block::malformed};

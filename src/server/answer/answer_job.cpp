@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 #include "constraint/constraint_compiler.h"
 #include "server/answer/answer_body.h"
 #include "server/answer/stop_condition.h"
