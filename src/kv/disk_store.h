@@ -104,8 +104,8 @@ class DiskStore {
   std::vector<std::string> make_room(uint64_t bytes);  // mu_ held; victims' names
   void remove_files(const std::vector<std::string>& names) const;
   void count_error(DiskError kind, const std::string& detail);  // logs each kind once
-  // The files a load of `expected` reads, each opened, with the kernel asked to read their
-  // blocks' bytes now (by file id; a file that cannot be opened is left out).
+  // The files a load of `expected` reads, by file id, each opened (fd -1 where that failed, so
+  // the load reports the file) and, where O_DIRECT is refused, its range advised to the kernel.
   struct OpenFile {
     std::string name;
     uint64_t begin = UINT64_MAX, end = 0;  // the byte range the load reads

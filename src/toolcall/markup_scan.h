@@ -45,8 +45,9 @@ struct BlockResult {
   size_t end = 0;
 };
 
-// A block's status when the literal that opens it, or a piece inside it, did not match: the text
-// may end inside the literal; otherwise the opener was prose, or the block inside is malformed.
+// A block's status when a literal did not match (the text may end inside it: incomplete).
+// unopened: the literal that opens the block, which then was prose; broken: a piece inside a
+// block already opened, which then is malformed.
 inline Block unopened(Match m) {
   return m == Match::partial ? Block::incomplete : Block::not_markup;
 }
