@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <charconv>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -189,6 +191,30 @@ void serve(ServeArgs a, bool ctx_given) {
   set_exit_code(0);
 }
 
+// The default latency target, in decode steps: a stream beside a long prefill then waits at
+// most about three of its own gaps, and the prefill still gets two thirds of each step.
+constexpr double kAutoItlDecodeSteps = 3;
+
+void set_itl_target(sched::SchedConfig& s, const std::string& v) {
+  s.itl_target_ms = 0;
+  s.itl_target_decode_steps = 0;
+  if (v == "auto") {
+    s.itl_target_decode_steps = kAutoItlDecodeSteps;
+    return;
+  }
+  if (v == "off") return;
+  double ms = 0;
+  const char* end = v.data() + v.size();
+  auto [p, ec] = std::from_chars(v.data(), end, ms);
+  if (ec != std::errc() || p != end || !std::isfinite(ms) || ms < 0) {
+    throw CLI::ValidationError("--itl-target-ms",
+                               "'" + v +
+                                   "' is not a latency: give milliseconds (e.g. 150), auto "
+                                   "or off");
+  }
+  s.itl_target_ms = ms;  // 0 is off, as before
+}
+
 void add_sched_flags(CLI::App* cmd, sched::SchedConfig& s, bool& no_prefix_cache) {
   cmd->add_option("--parallel,--batched-session", s.parallel, "requests running at once")
       ->capture_default_str();
@@ -201,9 +227,14 @@ void add_sched_flags(CLI::App* cmd, sched::SchedConfig& s, bool& no_prefix_cache
   cmd->add_option("--mixed-prefill-chunk", s.mixed_prefill_chunk,
                   "prefill quantum while somebody decodes")
       ->capture_default_str();
-  cmd->add_option("--itl-target-ms", s.itl_target_ms,
-                  "size mixed steps to meet this inter-token latency (0 = off)")
-      ->capture_default_str();
+  s.itl_target_decode_steps = kAutoItlDecodeSteps;
+  cmd->add_option_function<std::string>(
+         "--itl-target-ms", [&s](const std::string& v) { set_itl_target(s, v); },
+         fmt::format("size each mixed step's prefill share so a decoding stream's gap stays "
+                     "within this many ms; auto = {:g} x the decode step measured at start, off "
+                     "= a fixed --mixed-prefill-chunk",
+                     kAutoItlDecodeSteps))
+      ->default_str("auto");
   cmd->add_option("--max-step-ms", s.max_step_ms,
                   "cap every step's prefill quantum so its measured cost stays within this "
                   "(--prefill-chunk stays the upper bound; 0 = off)")

@@ -54,6 +54,7 @@ LoopCore::LoopCore(engine::Engine& engine, SchedConfig config)
     metrics_.steps_total[k] = 0;
     metrics_.max_step_seconds[k] = 0;
   }
+  if (config_.itl_target_ms <= 0 && config_.itl_target_decode_steps > 0) calibrate_itl_target();
 }
 
 LoopCore::~LoopCore() {

@@ -76,15 +76,24 @@ class LoopCore {
   void attach_prefix(Request& r);
   engine::StepBatch build_batch(const StepPlan& plan);
   bool grow_table(Request& r, int32_t n_positions);
+  StepShape shape_of(const engine::StepBatch& batch);
   void run_batch(const engine::StepBatch& batch, Clock::time_point start);
+  // predicted_ms: what the cost model expected of the step (0: not yet measured).
   void apply_outputs(const engine::StepBatch& batch, const engine::StepOutput& out,
-                     Clock::time_point start, Clock::time_point end);
+                     Clock::time_point start, Clock::time_point end, double predicted_ms);
   void emit_token(Request& r, const float* logits, Clock::time_point now);
   bool sample_token(Request& r, const float* logits, engine::SampledToken& s,
                     Clock::time_point now);  // finishes r on failure
   // Runs r's stop condition on ev's token, filling ev.text; a throw is reported in `error`.
   bool stop_condition_met(Request& r, TokenEvent& ev, std::string& error);
   void commit_full_blocks(Request& r);
+  // The default latency target (loop_calibrate.cpp): sets config_.itl_target_ms.
+  void calibrate_itl_target();
+  struct Scratch {  // a calibration sequence: id, blocks, and the next position it writes
+    engine::SeqChunk seq;
+    int32_t pos = 0;
+  };
+  std::vector<double> run_calibration(Scratch& decoder, Scratch& prefiller);
   // The KV disk tier (loop_disk.cpp).
   void open_disk_tier();
   // State checkpoints of models with sequence state (loop_states.cpp).
@@ -123,7 +132,7 @@ class LoopCore {
   };
   std::vector<PendingCheckpoint> pending_checkpoints_;  // the step being run takes these
   std::vector<PendingCheckpoint> loading_checkpoints_;  // disk loads are reading these
-  CostModel costs_;
+  CostEstimator costs_;
   uint64_t next_id_ = 1;   // guarded by mu_
   uint64_t next_seq_ = 0;  // guarded by mu_
 

@@ -138,7 +138,7 @@ PolicyInput LoopCore::build_input() {
   in.itl_target_ms = config_.itl_target_ms;
   in.max_step_ms = config_.max_step_ms;
   in.aging_steps = config_.aging_steps;
-  in.costs = costs_;
+  in.costs = costs_.model();
   in.prefill_preempt = config_.prefill_preempt;
   in.preempt_min_tokens = config_.preempt_min_tokens;
   in.preempt_max_wait_ms = config_.preempt_max_wait_s * 1000.0;
@@ -151,7 +151,8 @@ PolicyInput LoopCore::build_input() {
     committed += mine;
     in.admission_order.push_back(r->id);
     if (r->decoding()) {
-      in.decoders.push_back({r->id, r->paused_since.has_value(), r->seq, held, mine, may_park(*r)});
+      in.decoders.push_back(
+          {r->id, r->paused_since.has_value(), r->seq, held, mine, may_park(*r), r->n_kv});
     } else if (r->state == RequestState::Prefilling) {
       in.prefilling.push_back({r->id, r->seq, r->remaining_prompt(), r->n_kv, held,
                                r->starved_steps, may_park(*r), mine});
@@ -248,7 +249,24 @@ engine::StepBatch LoopCore::build_batch(const StepPlan& plan) {
   return batch;
 }
 
+// The work of a batch as the cost model counts it; prefill chunks are those of requests still
+// prefilling (a decode row is one token of a generating request).
+StepShape LoopCore::shape_of(const engine::StepBatch& batch) {
+  StepShape shape;
+  for (const auto& c : batch.seqs) {
+    const Request* r = find_running(c.request_id);
+    if (r && r->state == RequestState::Prefilling) {
+      shape.add_prefill(c.start_pos, static_cast<int32_t>(c.tokens.size()));
+    } else {
+      shape.add_decode(c.start_pos);
+    }
+  }
+  return shape;
+}
+
 void LoopCore::run_batch(const engine::StepBatch& batch, Clock::time_point start) {
+  const StepShape shape = shape_of(batch);
+  const double predicted_ms = costs_.model().measured() ? costs_.model().predict_ms(shape) : 0;
   engine::StepOutput out;
   try {
     engine_.forward(batch, out);
@@ -265,11 +283,13 @@ void LoopCore::run_batch(const engine::StepBatch& batch, Clock::time_point start
     return;
   }
   settle_checkpoints(/*step_ok=*/true);
-  apply_outputs(batch, out, start, Clock::now());
+  const auto end = Clock::now();
+  costs_.observe(shape, ms_between(start, end));
+  apply_outputs(batch, out, start, end, predicted_ms);
 }
 
 void LoopCore::apply_outputs(const engine::StepBatch& batch, const engine::StepOutput& out,
-                             Clock::time_point start, Clock::time_point end) {
+                             Clock::time_point start, Clock::time_point end, double predicted_ms) {
   std::unordered_map<uint64_t, size_t> logits_of;
   for (size_t i = 0; i < out.request_ids.size() && i < out.logits.size(); ++i) {
     logits_of[out.request_ids[i]] = i;
@@ -285,9 +305,11 @@ void LoopCore::apply_outputs(const engine::StepBatch& batch, const engine::StepO
     (prefill ? prefill_tokens : decode_rows) += prefill ? n : 1;
     if (prefill) {
       r->prefill_chunks.push_back({n, step_ms});
-      log::info("req={} prefill {}/{} ({}%) {:.0f} tok/s", r->id, r->n_kv, r->n_fill,
-                100 * static_cast<int64_t>(r->n_kv) / std::max(1, r->n_fill),
-                step_ms > 0 ? n * 1000.0 / step_ms : 0.0);
+      // The step's time beside what the cost model predicted for it: the log shows how well
+      // the latency target is kept, and bench/run-fairness.sh reads the error by depth.
+      log::info("req={} prefill {}/{} ({}%) {:.0f} tok/s, step {:.1f} ms (predicted {:.1f})", r->id,
+                r->n_kv, r->n_fill, 100 * static_cast<int64_t>(r->n_kv) / std::max(1, r->n_fill),
+                step_ms > 0 ? n * 1000.0 / step_ms : 0.0, step_ms, predicted_ms);
     }
     if (c.want_logits) {
       auto it = logits_of.find(c.request_id);
@@ -301,7 +323,6 @@ void LoopCore::apply_outputs(const engine::StepBatch& batch, const engine::StepO
     commit_full_blocks(*r);
     save_to_disk(*r, /*everything=*/false);
   }
-  costs_.observe(decode_rows, prefill_tokens, step_ms);
   count_step(decode_rows, prefill_tokens, step_ms);
   drop_finished();
 }

@@ -7,12 +7,6 @@ namespace baton::sched {
 
 namespace {
 
-constexpr double kEwmaAlpha = 0.2;
-
-double ewma(double old, double sample) {
-  return old > 0 ? old + kEwmaAlpha * (sample - old) : sample;
-}
-
 int32_t ceil_div(int64_t a, int64_t b) {
   return static_cast<int32_t>((a + b - 1) / b);
 }
@@ -94,28 +88,32 @@ std::vector<Park> plan_preemption(PolicyInput& in) {
   return parks;
 }
 
-void CostModel::observe(int32_t decode_rows, int32_t prefill_tokens, double ms) {
-  if (ms <= 0) return;
-  if (prefill_tokens == 0 && decode_rows > 0) {
-    ms_per_decode_row = ewma(ms_per_decode_row, ms / decode_rows);
-  } else if (prefill_tokens > 0) {
-    double decode_part = ms_per_decode_row * decode_rows;
-    double rest = std::max(ms - decode_part, ms * 0.1);
-    ms_per_prefill_token = ewma(ms_per_prefill_token, rest / prefill_tokens);
+namespace {
+
+// The step's work besides its prefill chunk: every decode row that is not paused.
+StepShape decode_shape(const PolicyInput& in) {
+  StepShape s;
+  for (const auto& d : in.decoders) {
+    if (!d.paused) s.add_decode(d.n_kv);
   }
+  return s;
 }
 
-namespace {
+// The deepest running prefill: the chunk is costed as if it continued that one, so a step
+// never runs over because the chunk went to the request with the most context.
+int32_t deepest_prefill(const PolicyInput& in) {
+  int32_t depth = 0;
+  for (const auto& p : in.prefilling) {
+    if (p.remaining > 0) depth = std::max(depth, p.n_kv);
+  }
+  return depth;
+}
 
 int32_t mixed_or_idle_quantum(const PolicyInput& in) {
   if (in.decoders.empty()) return std::max(1, in.prefill_chunk);
   if (in.itl_target_ms <= 0 || !in.costs.measured()) return std::max(1, in.mixed_prefill_chunk);
-  int32_t rows = 0;
-  for (const auto& d : in.decoders) rows += d.paused ? 0 : 1;
-  double left_ms = in.itl_target_ms - rows * in.costs.ms_per_decode_row;
-  double tokens = std::floor(left_ms / in.costs.ms_per_prefill_token);
-  double hi = std::max(in.prefill_chunk, kMinQuantum);
-  return static_cast<int32_t>(std::clamp(tokens, static_cast<double>(kMinQuantum), hi));
+  return in.costs.largest_chunk(decode_shape(in), deepest_prefill(in), in.itl_target_ms,
+                                kMinTargetQuantum, std::max(in.prefill_chunk, kMinTargetQuantum));
 }
 
 // The quantum of the first steps under max_step_ms, before any cost is measured.
@@ -129,12 +127,8 @@ int32_t cap_to_step_time(const PolicyInput& in, int32_t q) {
   // Nothing measured yet: a first full chunk could take tens of seconds, so probe with a small
   // one; its cost sizes the next.
   if (in.costs.ms_per_prefill_token <= 0) return std::min(q, kProbeQuantum);
-  int32_t rows = 0;
-  for (const auto& d : in.decoders) rows += d.paused ? 0 : 1;
-  double left_ms = in.max_step_ms - rows * in.costs.ms_per_decode_row;
-  double tokens = std::floor(left_ms / in.costs.ms_per_prefill_token);
-  return static_cast<int32_t>(
-      std::clamp(tokens, static_cast<double>(kMinQuantum), static_cast<double>(q)));
+  return in.costs.largest_chunk(decode_shape(in), deepest_prefill(in), in.max_step_ms, kMinQuantum,
+                                q);
 }
 
 }  // namespace

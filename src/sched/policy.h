@@ -8,7 +8,8 @@
 // - prefill budget Q = prefill_chunk when nobody decodes, mixed_prefill_chunk when somebody
 //   does (a prompt that completes in this step while a longer one waits counts as somebody:
 //   see starting_generation_quantum), or (itl_target_ms > 0 and costs measured) the most tokens
-//   that keep a mixed step within the target, at least kMinQuantum;
+//   that the measured cost model (sched/cost_model.h: attention by depth included) says keep a
+//   mixed step within the target, at least kMinTargetQuantum;
 // - Q is shared shortest-remaining-first, except that a request starved for aging_steps steps
 //   goes first (oldest first), so a short prompt waits at most one step and nobody forever;
 // - queued requests are admitted in arrival order, parked ones first, while a slot is free and
@@ -21,16 +22,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace baton::sched {
+#include "sched/cost_model.h"
 
-// Measured step costs (EWMA), in milliseconds; zero until measured.
-struct CostModel {
-  double ms_per_decode_row = 0;
-  double ms_per_prefill_token = 0;
-  bool measured() const { return ms_per_decode_row > 0 && ms_per_prefill_token > 0; }
-  // Folds one step's wall time into the averages.
-  void observe(int32_t decode_rows, int32_t prefill_tokens, double ms);
-};
+namespace baton::sched {
 
 struct PolicyInput {
   struct Decoder {
@@ -40,6 +34,7 @@ struct PolicyInput {
     int32_t held_blocks = 0;
     int32_t committed = 0;  // blocks counted against unreserved_blocks for it
     bool may_park = false;  // see Prefiller::may_park
+    int32_t n_kv = 0;       // positions in KV: its row attends to n_kv + 1 keys
   };
   struct Prefiller {
     uint64_t id = 0;
@@ -105,6 +100,11 @@ struct StepPlan {
 };
 
 inline constexpr int32_t kMinQuantum = 16;
+// The floor under a latency target. A prefill token costs a small multiple of a decode row's
+// share of a step (compute, where the row is memory-bound), so at depth a target of a few decode
+// steps may hold fewer than kMinQuantum tokens; a smaller chunk keeps the target, and the prompt
+// still advances.
+inline constexpr int32_t kMinTargetQuantum = 4;
 
 // Q for this step (see the rules above).
 int32_t prefill_quantum(const PolicyInput& in);

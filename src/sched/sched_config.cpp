@@ -5,7 +5,12 @@
 namespace baton::sched {
 
 std::string SchedConfig::describe() const {
-  std::string itl = itl_target_ms > 0 ? fmt::format("{}", itl_target_ms) : "off";
+  const bool auto_itl = itl_target_decode_steps > 0;
+  std::string itl =
+      !auto_itl ? (itl_target_ms > 0 ? fmt::format("{:g}", itl_target_ms) : "off")
+      : itl_target_ms > 0
+          ? fmt::format("{:.0f}({:g}x_decode_step)", itl_target_ms, itl_target_decode_steps)
+          : fmt::format("auto({:g}x_decode_step)", itl_target_decode_steps);
   std::string step = max_step_ms > 0 ? fmt::format("{}", max_step_ms) : "off";
   std::string ram = kv_ram_mb > 0 ? fmt::format("{}", kv_ram_mb) : "auto";
   std::string blocks = kv_blocks > 0 ? fmt::format("{}", kv_blocks) : "auto";

@@ -10,7 +10,11 @@ struct SchedConfig {
   int32_t ctx = 4096;                 // --ctx: most tokens one request may hold
   int32_t prefill_chunk = 2048;       // --prefill-chunk: quantum while nobody decodes
   int32_t mixed_prefill_chunk = 128;  // --mixed-prefill-chunk: quantum while somebody decodes
-  double itl_target_ms = 0;           // --itl-target-ms: 0 = off
+  // --itl-target-ms: size mixed steps to keep a decoding stream's gap within this (0 = off).
+  // `auto` (the server's default) sets itl_target_decode_steps instead, and the loop resolves
+  // the target at start to that many decode steps, measured (sched/loop_calibrate.cpp).
+  double itl_target_ms = 0;
+  double itl_target_decode_steps = 0;
   double max_step_ms = 0;    // --max-step-ms: cap every step's prefill quantum by time; 0 = off
   int64_t kv_ram_mb = 0;     // --kv-ram-mb: 0 = sized from ctx × parallel
   bool prefix_cache = true;  // --no-prefix-cache turns reuse off

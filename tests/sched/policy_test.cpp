@@ -109,7 +109,7 @@ TEST(Policy, ItlTargetSizesTheMixedQuantum) {
   in.costs.ms_per_prefill_token = 0.1;
   EXPECT_EQ(prefill_quantum(in), 400);  // (50 - 2 * 5) / 0.1
   in.costs.ms_per_prefill_token = 10;
-  EXPECT_EQ(prefill_quantum(in), kMinQuantum);  // never below the minimum
+  EXPECT_EQ(prefill_quantum(in), kMinTargetQuantum);  // never below the minimum
   in.costs.ms_per_prefill_token = 0.001;
   EXPECT_EQ(prefill_quantum(in), 2048);  // never above the idle quantum
   in.decoders.clear();
@@ -117,13 +117,38 @@ TEST(Policy, ItlTargetSizesTheMixedQuantum) {
 }
 
 TEST(Policy, CostModelLearnsFromSteps) {
-  CostModel c;
-  EXPECT_FALSE(c.measured());
-  c.observe(4, 0, 8.0);
-  EXPECT_DOUBLE_EQ(c.ms_per_decode_row, 2.0);
-  c.observe(4, 100, 18.0);
-  EXPECT_DOUBLE_EQ(c.ms_per_prefill_token, 0.1);
-  EXPECT_TRUE(c.measured());
+  CostEstimator c;
+  EXPECT_FALSE(c.model().measured());
+  StepShape decode;
+  decode.add_decode(0);
+  c.observe(decode, 8.0);
+  EXPECT_FALSE(c.model().measured()) << "no step with prefill yet";
+  StepShape mixed = decode;
+  mixed.add_prefill(0, 100);
+  c.observe(mixed, 18.0);
+  EXPECT_TRUE(c.model().measured());
+  EXPECT_NEAR(c.model().predict_ms(mixed), 18.0, 0.1);
+  EXPECT_NEAR(c.model().predict_ms(decode), 8.0, 0.1);
+}
+
+// The chunk is costed at the depth of the prefill it continues: deeper, attention costs more,
+// so fewer tokens fit the same target.
+TEST(Policy, ItlTargetQuantumShrinksWithTheDepthOfThePrefill) {
+  PolicyInput in = base();
+  in.decoders = {{7, false}};
+  in.decoders[0].n_kv = 100;
+  in.itl_target_ms = 60;
+  in.costs = CostModel{10, 20, 1, 0.01};
+  in.prefilling = {pf(1, 100000)};
+  const int32_t shallow = prefill_quantum(in);
+  in.prefilling[0].n_kv = 6000;
+  const int32_t deep = prefill_quantum(in);
+  EXPECT_LT(deep, shallow);
+  EXPECT_GE(deep, kMinTargetQuantum);
+  StepShape s;
+  s.add_decode(100);
+  s.add_prefill(6000, deep);
+  EXPECT_LE(in.costs.predict_ms(s), 60);
 }
 
 TEST(Policy, ShortestRemainingFirstWithinTheBudget) {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -403,6 +404,58 @@ TEST(ServeBinary, KvDiskFlagsAreCheckedWithTheFix) {
       run("--kv-disk-dir " + (dir / "kv").string() + " --kv-disk-space-mb 999999999");
   EXPECT_NE(rc3, 0);
   EXPECT_NE(out3.find("lower --kv-disk-space-mb"), std::string::npos) << out3;
+}
+
+}  // namespace
+}  // namespace baton::server::testing
+
+namespace baton::server::testing {
+namespace {
+
+// The startup line states the latency target in force: by default a multiple of the decode
+// step measured at start, `off` or a number when given; a value that is neither is refused.
+TEST(ServeBinary, ItlTargetIsMeasuredAtStartAndStated) {
+  BATON_REQUIRE_BINARY();
+  const auto dir = baton::testing::scratch_dir();
+  auto startup_line = [&](const std::vector<std::string>& flags) {
+    const std::string out = (dir / "itl-stdout.txt").string();
+    pid_t pid = 0;
+    int port = 0;
+    KillOnReturn cleanup{pid};
+    spawn_server(256, flags, pid, port, out);
+    std::string line;
+    wait_until(
+        [&] {
+          std::ifstream in(out);
+          for (std::string l; std::getline(in, l);) {
+            if (l.rfind("batched mode:", 0) == 0) line = l;
+          }
+          return !line.empty();
+        },
+        kPromptWait, 20ms);
+    ::kill(pid, SIGTERM);
+    EXPECT_NE(wait_exit(pid, ms(kExitWait)), -1);
+    return line;
+  };
+  const std::string by_default = startup_line({});
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(by_default, m, std::regex(R"(itl_target_ms=(\d+)\(3x_decode_step\))")))
+      << by_default;
+  EXPECT_GT(std::stoi(m[1].str()), 0);
+  EXPECT_NE(startup_line({"--itl-target-ms", "off"}).find("itl_target_ms=off "), std::string::npos);
+  EXPECT_NE(startup_line({"--itl-target-ms", "150"}).find("itl_target_ms=150 "), std::string::npos);
+
+  const std::string model = (dir / "m256.gguf").string();
+  const std::string out = (dir / "bad-itl.txt").string();
+  const int rc = std::system((baton::testing::baton_binary() + " serve -m " + model +
+                              " --port 0 --itl-target-ms fast > " + out + " 2>&1")
+                                 .c_str());
+  std::stringstream text;
+  text << std::ifstream(out).rdbuf();
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(text.str().find("--itl-target-ms"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("auto or off"), std::string::npos) << text.str();
 }
 
 }  // namespace
