@@ -13,12 +13,13 @@ servers in turn, each started fresh, RUNS times, and prints per run and as media
 
 Usage:
 
-    bench/fairness.py MODEL.gguf [--runs 3] [--llama-server PATH] [--out DIR] [-- SERVE-ARGS...]
+    bench/fairness.py MODEL.gguf [--runs 3] [--llama-server PATH] [--out DIR] [--serve "FLAGS"]
 """
 import argparse
 import json
 import os
 import re
+import shlex
 import signal
 import statistics
 import subprocess
@@ -152,8 +153,9 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--port", type=int, default=18131)
     ap.add_argument("--out", default="fairness-out")
-    ap.add_argument("serve_args", nargs="*", help="extra `baton serve` flags, after --")
+    ap.add_argument("--serve", default="", help="extra `baton serve` flags, as one string")
     args = ap.parse_args()
+    args.serve_args = shlex.split(args.serve)
 
     runs = []
     for i in range(args.runs):
