@@ -77,6 +77,12 @@ void EngineLoop::shutdown() {
   impl_->stop_requested.store(true);
   impl_->core.stop_admitting();
   if (impl_->thread.joinable()) {
+    log::info(
+        "draining: new requests and /health get 503; running requests have up to {:g} s "
+        "(--shutdown-grace-s) to finish",
+        impl_->core.config().shutdown_grace_s);
+  }
+  if (impl_->thread.joinable()) {
     impl_->thread.join();
   } else {
     impl_->core.finish_all(FinishReason::Shutdown);  // never started: no loop thread to race

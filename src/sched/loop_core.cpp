@@ -141,6 +141,7 @@ void LoopCore::stop_admitting() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     admitting_ = false;
+    metrics_.draining = true;
     work_pending_ = true;
   }
   cv_.notify_all();

@@ -28,6 +28,9 @@ struct Metrics {
   Histogram inter_token_latency = Histogram::inter_token_seconds();
   Histogram queue_time = Histogram::request_seconds();
   Histogram e2e_latency = Histogram::request_seconds();
+  // Stopped admitting (a shutdown under way, running requests in their grace): /health answers
+  // 503 so that a load balancer sends new requests elsewhere while these finish.
+  bool draining = false;
   int64_t requests_running = 0;
   int64_t requests_waiting = 0;
   double kv_usage_ratio = 0;          // blocks in use by live requests / pool size

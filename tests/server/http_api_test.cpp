@@ -7,6 +7,7 @@
 #include "server/api/openai_request.h"
 #include "server_fixture.h"
 #include "sse_client.h"
+#include "support/time_budget.h"
 
 namespace baton::server::testing {
 namespace {
@@ -32,6 +33,43 @@ TEST(HttpApi, HealthIs503UntilTheModelIsAttached) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(parse(r->body)["status"], "ok");
+}
+
+// A shutdown drains: while running requests finish in their grace, /health answers 503 (a load
+// balancer's check takes the replica out of rotation), /metrics and /status say so, new requests
+// are refused, and the running stream still ends properly.
+TEST(HttpApi, HealthIs503WhileDraining) {
+  using baton::testing::kPromptWait;
+  using baton::testing::wait_until;
+  FixtureOptions o;
+  o.engine.sleep_us_per_step = 20000;
+  o.sched.shutdown_grace_s = 600;  // the stream always finishes inside it
+  ServerHarness h(o);
+  RawSocket stream(h.port());
+  stream.post("/v1/completions",
+              R"({"prompt":"abc","max_tokens":40,"ignore_eos":true,"stream":true})");
+  ASSERT_TRUE(stream.read_until("data: ", static_cast<int>(kPromptWait.count())));
+  auto c = h.client();
+  ASSERT_EQ(c->Get("/health")->status, 200);
+  std::thread stopper([&] { h.loop().shutdown(); });
+  const bool draining = wait_until([&] {
+    auto r = c->Get("/health");
+    return r && r->status == 503;
+  });
+  auto health = c->Get("/health");
+  auto metrics = c->Get("/metrics");
+  auto status = c->Get("/status");
+  auto refused = post(*c, "/v1/completions", {{"prompt", "abc"}, {"max_tokens", 3}});
+  stopper.join();
+  ASSERT_TRUE(draining) << "/health never said the server was draining";
+  ASSERT_TRUE(health && metrics && status && refused);
+  EXPECT_EQ(parse(health->body)["error"]["code"], "shutting_down") << health->body;
+  EXPECT_EQ(health->get_header_value("Retry-After"), "5");
+  EXPECT_NE(metrics->body.find("baton_draining 1"), std::string::npos);
+  EXPECT_EQ(parse(status->body)["draining"], true);
+  EXPECT_EQ(refused->status, 503);
+  ASSERT_TRUE(stream.read_until("data: [DONE]", static_cast<int>(kPromptWait.count())));
+  EXPECT_NE(stream.received().find("\"finish_reason\":\"length\""), std::string::npos);
 }
 
 TEST(HttpApi, ModelsListsTheAlias) {

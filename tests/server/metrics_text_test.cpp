@@ -25,6 +25,7 @@ sched::Metrics busy_metrics() {
   for (double s : {0.009, 0.127, 0.161, 0.161, 2.0}) m.inter_token_latency.observe(s);
   for (double s : {0.0, 0.04, 700.0}) m.queue_time.observe(s);
   for (double s : {1.5, 585.0, 5000.0}) m.e2e_latency.observe(s);
+  m.draining = true;
   m.requests_running = 2;
   m.requests_waiting = 5;
   m.kv_usage_ratio = 0.25;
@@ -140,6 +141,7 @@ const std::map<std::string, std::string>& families() {
       {"baton_inter_token_latency_seconds", "histogram"},
       {"baton_request_queue_time_seconds", "histogram"},
       {"baton_e2e_request_latency_seconds", "histogram"},
+      {"baton_draining", "gauge"},
       {"baton_requests_running", "gauge"},
       {"baton_requests_waiting", "gauge"},
       {"baton_parked_requests", "gauge"},

@@ -103,6 +103,9 @@ void latency_histograms(std::string& out, const sched::Metrics& m) {
 }
 
 void scheduler_gauges(std::string& out, const sched::Metrics& m) {
+  gauge(out, "baton_draining",
+        "1 while shutting down: no new requests are admitted and /health answers 503.",
+        m.draining ? 1 : 0);
   gauge(out, "baton_requests_running", "Requests prefilling or decoding.", m.requests_running);
   gauge(out, "baton_requests_waiting", "Requests queued.", m.requests_waiting);
   gauge(out, "baton_parked_requests", "Requests out of their slot, waiting to resume.",

@@ -76,6 +76,7 @@ json status_json(const sched::StatusSnapshot& s, const std::string& model) {
     list.push_back(request_json(r));
   }
   return {{"model", model},
+          {"draining", m.draining},
           {"config", config_json(s.config)},
           {"running", running},
           {"waiting", waiting},
