@@ -1,6 +1,7 @@
 #include "sched/metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace baton::sched {
@@ -24,6 +25,15 @@ Histogram Histogram::inter_token_seconds() {
 Histogram Histogram::request_seconds() {
   return with_bounds({0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,   2.5, 5,    10,  15,
                       20,    30,    45,   60,    90,   120, 180,  300, 600, 900, 1800, 3600});
+}
+
+int32_t retry_after_queue_full_s(const Metrics& m, int32_t parallel) {
+  if (m.e2e_latency.count == 0) return 1;
+  const double queued = m.queue_time.count > 0 ? m.queue_time.sum / m.queue_time.count : 0;
+  const double running = std::max(0.0, m.e2e_latency.sum / m.e2e_latency.count - queued);
+  // With `parallel` requests running, one finishes about every running / parallel seconds.
+  const double s = std::ceil(running / std::max(1, parallel));
+  return static_cast<int32_t>(std::clamp(s, 1.0, 60.0));
 }
 
 void Histogram::observe(double value) {

@@ -86,4 +86,9 @@ struct Metrics {
   double step_io_wait_seconds = 0;
 };
 
+// Seconds a request refused at the queue limit should wait before it asks again: about the time
+// until a running request finishes and the queue moves up one place, from the mean time finished
+// requests spent past the queue (1 before any has finished), within 1..60.
+int32_t retry_after_queue_full_s(const Metrics& m, int32_t parallel);
+
 }  // namespace baton::sched

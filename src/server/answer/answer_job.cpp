@@ -50,7 +50,9 @@ std::shared_ptr<sched::RequestHandle> submit(const ServeContext& c, sched::Gener
                                       e.what())
                         : "the server is shutting down; retry on another instance",
                    "", "", full ? "queue_full" : "shutting_down");
-      err.retry_after_s = full ? 1 : 5;
+      err.retry_after_s =
+          full ? sched::retry_after_queue_full_s(c.backend.metrics(), c.backend.config().parallel)
+               : 5;
       throw err;
     }
     throw bad_request(e.what(), e.code == Code::TooLong ? "max_tokens" : "");
