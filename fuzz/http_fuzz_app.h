@@ -75,6 +75,7 @@ class QueueFullBackend : public Backend {
   sched::StatusSnapshot status() const override { return {}; }
   sched::Metrics metrics() const override { return {}; }
   const sched::SchedConfig& config() const override { return cfg_; }
+  bool draining() const override { return false; }
 
  private:
   sched::SchedConfig cfg_;

@@ -81,8 +81,6 @@ void EngineLoop::shutdown() {
         "draining: new requests and /health get 503; running requests have up to {:g} s "
         "(--shutdown-grace-s) to finish",
         impl_->core.config().shutdown_grace_s);
-  }
-  if (impl_->thread.joinable()) {
     impl_->thread.join();
   } else {
     impl_->core.finish_all(FinishReason::Shutdown);  // never started: no loop thread to race
@@ -95,6 +93,9 @@ Metrics EngineLoop::metrics() const {
 }
 StatusSnapshot EngineLoop::status() const {
   return impl_->core.status();
+}
+bool EngineLoop::draining() const {
+  return impl_->core.draining();
 }
 const SchedConfig& EngineLoop::config() const {
   return impl_->core.config();

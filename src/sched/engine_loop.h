@@ -177,6 +177,8 @@ class EngineLoop {
   Metrics metrics() const;
   StatusSnapshot status() const;
   const SchedConfig& config() const;
+  // Thread-safe: shutdown() has begun (new requests are refused).
+  bool draining() const;
 
  private:
   struct Impl;

@@ -141,7 +141,6 @@ void LoopCore::stop_admitting() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     admitting_ = false;
-    metrics_.draining = true;
     work_pending_ = true;
   }
   cv_.notify_all();
@@ -170,9 +169,16 @@ void LoopCore::finish_all(FinishReason why) {
   publish(now);
 }
 
+bool LoopCore::draining() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !admitting_;
+}
+
 Metrics LoopCore::metrics() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return metrics_;
+  Metrics m = metrics_;
+  m.draining = !admitting_;
+  return m;
 }
 
 StatusSnapshot LoopCore::status() const {
@@ -181,6 +187,7 @@ StatusSnapshot LoopCore::status() const {
   const auto now = Clock::now();
   std::lock_guard<std::mutex> lock(mu_);
   s.metrics = metrics_;
+  s.metrics.draining = !admitting_;
   s.requests = running_status_;
   for (const auto& r : waiting_) {
     RequestStatus st;

@@ -37,6 +37,7 @@ class LoopCore {
   void wake();
   // Thread-safe: further submits throw ShuttingDown. Queued requests finish at the next step.
   void stop_admitting();
+  bool draining() const;  // thread-safe: stop_admitting() has been called
   // Loop thread: ends every request with `why`.
   void finish_all(FinishReason why);
   bool has_requests() const;  // loop thread: anything running or waiting

@@ -306,7 +306,7 @@ void LoopCore::apply_outputs(const engine::StepBatch& batch, const engine::StepO
     if (prefill) {
       r->prefill_chunks.push_back({n, step_ms});
       // The step's time beside what the cost model predicted for it: the log shows how well
-      // the latency target is kept, and bench/run-fairness.sh reads the error by depth.
+      // the latency target is kept, and bench/fairness.py reads the error by depth.
       log::info("req={} prefill {}/{} ({}%) {:.0f} tok/s, step {:.1f} ms (predicted {:.1f})", r->id,
                 r->n_kv, r->n_fill, 100 * static_cast<int64_t>(r->n_kv) / std::max(1, r->n_fill),
                 step_ms > 0 ? n * 1000.0 / step_ms : 0.0, step_ms, predicted_ms);

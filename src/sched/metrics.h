@@ -29,7 +29,8 @@ struct Metrics {
   Histogram queue_time = Histogram::request_seconds();
   Histogram e2e_latency = Histogram::request_seconds();
   // Stopped admitting (a shutdown under way, running requests in their grace): /health answers
-  // 503 so that a load balancer sends new requests elsewhere while these finish.
+  // 503 so that a load balancer sends new requests elsewhere while these finish. Filled in from
+  // the loop's admitting flag when a snapshot is taken.
   bool draining = false;
   int64_t requests_running = 0;
   int64_t requests_waiting = 0;

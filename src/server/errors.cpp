@@ -31,6 +31,13 @@ ApiError bad_request(const std::string& message, const std::string& param) {
   return ApiError(400, message, param);
 }
 
+ApiError shutting_down_error() {
+  ApiError e(503, "the server is shutting down; retry on another instance", "", "",
+             "shutting_down");
+  e.retry_after_s = 5;
+  return e;
+}
+
 ApiError bad_request(const constraint::ConstraintError& e) {
   return ApiError(400, e.what(), e.field, "invalid_request_error", e.code);
 }

@@ -26,6 +26,9 @@ class ApiError : public std::runtime_error {
 ApiError bad_request(const std::string& message, const std::string& param = "");
 // A structured-output spec that does not compile: 400 naming its field, with its code.
 ApiError bad_request(const constraint::ConstraintError& e);
+// 503 while the server drains (a shutdown under way): for a refused request and for /health, so
+// that clients and load balancers go to another instance. Retry-After 5.
+ApiError shutting_down_error();
 // The JSON body for an error, as an object (an SSE error event) and as text (a response body).
 nlohmann::json error_json(const ApiError& e);
 std::string error_body(const ApiError& e);

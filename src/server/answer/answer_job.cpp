@@ -42,17 +42,13 @@ std::shared_ptr<sched::RequestHandle> submit(const ServeContext& c, sched::Gener
     return c.backend.submit(std::move(g));
   } catch (const sched::SubmitError& e) {
     using Code = sched::SubmitError::Code;
-    if (e.code == Code::QueueFull || e.code == Code::ShuttingDown) {
-      bool full = e.code == Code::QueueFull;
-      ApiError err(503,
-                   full ? fmt::format("the request queue is full (--max-queue): {}; retry "
-                                      "shortly",
-                                      e.what())
-                        : "the server is shutting down; retry on another instance",
-                   "", "", full ? "queue_full" : "shutting_down");
+    if (e.code == Code::ShuttingDown) throw shutting_down_error();
+    if (e.code == Code::QueueFull) {
+      ApiError err(
+          503, fmt::format("the request queue is full (--max-queue): {}; retry shortly", e.what()),
+          "", "", "queue_full");
       err.retry_after_s =
-          full ? sched::retry_after_queue_full_s(c.backend.metrics(), c.backend.config().parallel)
-               : 5;
+          sched::retry_after_queue_full_s(c.backend.metrics(), c.backend.config().parallel);
       throw err;
     }
     throw bad_request(e.what(), e.code == Code::TooLong ? "max_tokens" : "");

@@ -15,6 +15,8 @@ class Backend {
   virtual sched::StatusSnapshot status() const = 0;
   virtual sched::Metrics metrics() const = 0;
   virtual const sched::SchedConfig& config() const = 0;
+  // Shutting down: new requests are refused. Cheap (health checks ask it), unlike metrics().
+  virtual bool draining() const = 0;
 };
 
 class EngineLoopBackend : public Backend {
@@ -26,6 +28,7 @@ class EngineLoopBackend : public Backend {
   sched::StatusSnapshot status() const override { return loop_.status(); }
   sched::Metrics metrics() const override { return loop_.metrics(); }
   const sched::SchedConfig& config() const override { return loop_.config(); }
+  bool draining() const override { return loop_.draining(); }
 
  private:
   sched::EngineLoop& loop_;

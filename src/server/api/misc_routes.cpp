@@ -31,14 +31,9 @@ json model_json(const ServeContext& c) {
 }  // namespace
 
 void handle_health(const ServeContext& c, const HttpRequest&, HttpResponse& res) {
-  if (c.backend.metrics().draining) {
-    // A load balancer's health check takes this replica out of rotation while its running
-    // requests finish; the same 503 and code as a request refused for the shutdown.
-    ApiError e(503, "the server is shutting down; send new requests to another instance", "", "",
-               "shutting_down");
-    e.retry_after_s = 5;
-    throw e;
-  }
+  // A load balancer's health check takes this replica out of rotation while its running
+  // requests finish.
+  if (c.backend.draining()) throw shutting_down_error();
   res.body = R"({"status":"ok"})";
 }
 

@@ -31,6 +31,7 @@ class ScriptedBackend : public server::Backend {
   sched::StatusSnapshot status() const override;
   sched::Metrics metrics() const override { return {}; }
   const sched::SchedConfig& config() const override { return config_; }
+  bool draining() const override { return false; }
 
   // Refuses new requests, ends running ones with reason shutdown, joins the pacing thread.
   // Idempotent.
