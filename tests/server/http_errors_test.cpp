@@ -205,59 +205,57 @@ TEST(HttpErrors, BodyOverTheLimitIs413) {
   EXPECT_EQ(h.client()->Get("/health")->status, 200);
 }
 
-// Once requests have finished, Retry-After is how long one ran (per slot): here at least the
-// 1.2 s the fake engine slept through the finished request's 600 steps.
-TEST(HttpErrors, FullQueueRetryAfterFollowsHowLongRequestsRun) {
+// One slot, one place in the queue, and steps slow enough that a stream holds them.
+FixtureOptions one_slot_one_queue_place() {
   FixtureOptions o;
   o.sched.parallel = 1;
   o.sched.max_queue = 1;
   o.engine.sleep_us_per_step = 2000;
-  ServerHarness h(o);
+  return o;
+}
+
+// One request more than the server holds (a stream running and one waiting fill it), then the
+// streams are let go; the extra request's response.
+httplib::Result request_over_a_full_queue(ServerHarness& h) {
+  RawSocket a(h.port()), b(h.port());
+  const std::string slow = R"({"prompt":"a","max_tokens":2000,"ignore_eos":true,"stream":true})";
+  a.post(kText, slow);
+  EXPECT_TRUE(a.read_until("data: {", static_cast<int>(kPromptWait.count())));
+  b.post(kText, slow);
+  EXPECT_TRUE(wait_until([&] { return h.loop().status().requests.size() >= 2; }));
+  auto r = h.client()->Post(kText, R"({"prompt":"x","max_tokens":1})", "application/json");
+  a.close();
+  b.close();
+  EXPECT_TRUE(h.wait_idle(static_cast<int>(kPromptWait.count())));
+  return r;
+}
+
+// Once requests have finished, Retry-After is how long one ran (per slot): here at least the
+// 1.2 s the fake engine slept through the finished request's 600 steps.
+TEST(HttpErrors, FullQueueRetryAfterFollowsHowLongRequestsRun) {
+  ServerHarness h(one_slot_one_queue_place());
   auto done = h.client()->Post(kText, R"({"prompt":"a","max_tokens":600,"ignore_eos":true})",
                                "application/json");
   ASSERT_TRUE(done);
   ASSERT_EQ(done->status, 200);
   ASSERT_TRUE(wait_until([&] { return h.loop().metrics().e2e_latency.count == 1; }));
-  RawSocket a(h.port()), b(h.port());
-  std::string slow = R"({"prompt":"a","max_tokens":2000,"ignore_eos":true,"stream":true})";
-  a.post(kText, slow);
-  ASSERT_TRUE(a.read_until("data: {", static_cast<int>(kPromptWait.count())));
-  b.post(kText, slow);
-  ASSERT_TRUE(wait_until([&] { return h.loop().status().requests.size() >= 2; }));
-  auto r = h.client()->Post(kText, R"({"prompt":"x","max_tokens":1})", "application/json");
+  auto r = request_over_a_full_queue(h);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 503);
   const std::string after = r->get_header_value("Retry-After");
   ASSERT_FALSE(after.empty());
   EXPECT_GE(std::stoi(after), 2);
   EXPECT_LE(std::stoi(after), 60);
-  a.close();
-  b.close();
-  EXPECT_TRUE(h.wait_idle(static_cast<int>(kPromptWait.count())));
 }
 
 TEST(HttpErrors, FullQueueIs503WithRetryAfter) {
-  FixtureOptions o;
-  o.sched.parallel = 1;
-  o.sched.max_queue = 1;
-  o.engine.sleep_us_per_step = 2000;
-  ServerHarness h(o);
-  // One running and one waiting fill the server.
-  RawSocket a(h.port()), b(h.port());
-  std::string slow = R"({"prompt":"a","max_tokens":2000,"ignore_eos":true,"stream":true})";
-  a.post(kText, slow);
-  ASSERT_TRUE(a.read_until("data: {", static_cast<int>(kPromptWait.count())));
-  b.post(kText, slow);
-  ASSERT_TRUE(wait_until([&] { return h.loop().status().requests.size() >= 2; }));
-  auto r = h.client()->Post(kText, R"({"prompt":"x","max_tokens":1})", "application/json");
+  ServerHarness h(one_slot_one_queue_place());
+  auto r = request_over_a_full_queue(h);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 503);
   // Nothing has finished yet, so there is no running time to go by: one second.
   EXPECT_EQ(r->get_header_value("Retry-After"), "1");
   expect_error_shape(r->body, "queue full");
-  a.close();
-  b.close();
-  EXPECT_TRUE(h.wait_idle(static_cast<int>(kPromptWait.count())));
   EXPECT_EQ(h.client()->Get("/health")->status, 200);
 }
 
