@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <climits>
 #include <cstring>
 
 #include "util/log.h"
@@ -106,22 +108,9 @@ void DiskStore::check_directory() const {
 }
 
 void DiskStore::scan() {
-  std::vector<std::pair<int64_t, uint32_t>> order;  // (mtime, file id) for the LRU
-  for (const auto& e : dir_.list()) {
-    if (e.directory) continue;
-    if (is_leftover(e.name)) {
-      dir_.remove(e.name);  // a crash interrupted a write; a link is removed, not followed
-      continue;
-    }
-    if (!ends_with(e.name, kSuffix)) continue;
-    index_file(e.name, order);
-  }
-  std::sort(order.begin(), order.end());
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [mtime, id] : order) {
-    auto& f = files_.at(id);
-    lru_.erase(f.lru_pos);
-    f.lru_pos = lru_.insert(lru_.end(), id);
+  {
+    DiskDir::Lock lock(dir_);
+    refresh(true);
   }
   log::info(
       "kv disk tier: {} ({} MB of {} MB): {} segments with {} blocks of this model, {} of "
@@ -130,21 +119,75 @@ void DiskStore::scan() {
       stats_.foreign_files);
 }
 
-void DiskStore::index_file(const std::string& name,
-                           std::vector<std::pair<int64_t, uint32_t>>& order) {
+void DiskStore::refresh_if_changed() {
+  constexpr int64_t kFullListingNs = 5'000'000'000;
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  const int64_t dir_mtime = dir_.mtime_ns();
+  if (dir_mtime == listed_dir_mtime_ && now - listed_at_ns_ < kFullListingNs) return;
+  refresh(false);
+}
+
+void DiskStore::refresh(bool leftovers) {
+  listed_dir_mtime_ = dir_.mtime_ns();  // before listing: a change during it is seen next time
+  listed_at_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count();
+  std::unordered_map<std::string, int64_t> listed;  // segment name -> mtime
+  for (const auto& e : dir_.list()) {
+    if (e.directory) continue;
+    if (leftovers && is_leftover(e.name)) {
+      // A crash interrupted a write; a link is removed, not followed. A live writer's file is
+      // claimed by it and stays.
+      if (dir_.abandoned(e.name)) dir_.remove(e.name);
+      continue;
+    }
+    if (ends_with(e.name, kSuffix)) listed.emplace(e.name, e.mtime_ns);
+  }
+  std::vector<std::string> fresh;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<uint32_t> gone;
+    std::unordered_set<std::string> known;
+    for (const auto& [id, f] : files_) {
+      if (listed.count(f.name)) {
+        known.insert(f.name);
+      } else {
+        gone.push_back(id);  // another process removed it (its budget): not an error
+      }
+    }
+    for (uint32_t id : gone) drop_file(id);
+    for (const auto& [name, mtime] : listed) {
+      if (!known.count(name)) fresh.push_back(name);
+    }
+  }
+  for (const auto& name : fresh) index_file(name);
+  // Every process's loads touch the files they read, so their times are the shared LRU order.
+  std::vector<std::pair<int64_t, uint32_t>> order;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, f] : files_) {
+    auto it = listed.find(f.name);
+    order.emplace_back(it == listed.end() ? INT64_MAX : it->second, id);
+  }
+  std::sort(order.begin(), order.end());
+  lru_.clear();
+  for (const auto& [mtime, id] : order) files_.at(id).lru_pos = lru_.insert(lru_.end(), id);
+}
+
+void DiskStore::index_file(const std::string& name) {
   File f;
   f.name = name;
-  int64_t mtime = 0;
   try {
     Fd fd(dir_.open_read(name));
     struct stat st {};
+    if (fd.fd < 0 && errno == ENOENT) return;  // removed since it was listed
     if (fd.fd < 0 || ::fstat(fd.fd, &st) != 0) {
       throw DiskFormatError(DiskError::Io, errno == ELOOP || errno == EINVAL
                                                ? "not a plain file (a link or special file)"
                                                : std::strerror(errno));
     }
     f.bytes = static_cast<uint64_t>(st.st_size);
-    mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
     SegmentHeader h = read_header(fd.fd, f.bytes);
     // Every file, another model's too: its size is what its header promises (the limits on the
     // header keep this product far from overflowing).
@@ -166,7 +209,7 @@ void DiskStore::index_file(const std::string& name,
     return;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  order.emplace_back(mtime, add_file(std::move(f)));
+  add_file(std::move(f));
 }
 
 uint32_t DiskStore::add_file(File f) {

@@ -4,12 +4,19 @@
 // writes. Loads and saves run on the disk tier's I/O thread; the engine loop only asks the index
 // (contains / leading_on_disk), which never waits for I/O: the lock guards the index alone.
 //
-// Crash safety: a segment is written to NAME.<random>.tmp (created exclusively), fsynced, renamed
-// to NAME and the directory fsynced; leftovers of a crash (kv-*.tmp) are removed on start, and
+// Crash safety: a segment is written to NAME.<random>.tmp (created exclusively), fsynced, linked
+// to NAME (never replacing a segment) and the directory fsynced; leftovers of a crash (kv-*.tmp
+// that no live writer holds) are removed, and
 // every file is checked (header sizes against the file's at start, before anything is allocated
 // for it; each block's data checksum when it is loaded), so a torn, corrupted or hostile file is
 // skipped, counted and deleted, never used. No link in the directory is ever followed
 // (disk_store_dir.h).
+//
+// Several processes may share one directory (replicas behind a proxy, on one machine or over a
+// network filesystem): published segments never change, every process re-lists the directory
+// when it changed (refresh) and so indexes what the others wrote, eviction decides from the
+// directory's real contents under the directory lock, and a file another process removed is
+// dropped from the index without counting an error.
 #include <cstdint>
 #include <list>
 #include <map>
@@ -84,6 +91,12 @@ class DiskStore {
 
   DiskStoreStats stats() const;
 
+  // I/O thread. Brings the index up to the directory when it changed since the last look (or
+  // every few seconds regardless, since a directory's time may not move between two changes
+  // within one clock tick): indexes segments other processes published, forgets the ones they
+  // removed, and takes the LRU order from the files' times, which every process's loads set.
+  void refresh_if_changed();
+
  private:
   struct File {
     std::string name;
@@ -97,8 +110,13 @@ class DiskStore {
     uint32_t slot = 0;
   };
   void check_directory() const;
-  void scan();
-  void index_file(const std::string& name, std::vector<std::pair<int64_t, uint32_t>>& order);
+  void scan();  // at start, under the directory lock
+  // Lists the directory and brings the index up to it; `leftovers`: also removes abandoned
+  // temporary files (under the directory lock, which the caller holds).
+  void refresh(bool leftovers);
+  // Reads a segment's header and indexes it; a file that vanished is skipped, a bad one
+  // counted and deleted.
+  void index_file(const std::string& name);
   uint32_t add_file(File f);                           // mu_ held
   std::vector<std::string> drop_file(uint32_t id);     // mu_ held; returns the name to unlink
   std::vector<std::string> make_room(uint64_t bytes);  // mu_ held; victims' names
@@ -111,6 +129,7 @@ class DiskStore {
     uint64_t begin = UINT64_MAX, end = 0;  // the byte range the load reads
     int fd = -1;                           // owned
     int direct_fd = -1;                    // owned: the same file with O_DIRECT, -1 where refused
+    bool vanished = false;                 // removed by another process since it was indexed
     OpenFile() = default;
     OpenFile(const OpenFile&) = delete;
     OpenFile& operator=(const OpenFile&) = delete;
@@ -129,6 +148,8 @@ class DiskStore {
   uint32_t next_file_ = 1;
   DiskStoreStats stats_;
   std::unordered_set<int> logged_kinds_;
+  int64_t listed_dir_mtime_ = -1;  // the directory's time at the last full listing
+  int64_t listed_at_ns_ = 0;       // steady clock at the last full listing
 };
 
 // "kv-<fingerprint>-<first block hash>.kvseg": names are unique per segment and say whose it is.

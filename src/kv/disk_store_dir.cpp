@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -76,6 +77,27 @@ DiskDir::DiskDir(const std::string& path) : path_(path) {
                        : std::strerror(err)));
   }
   check_owner_and_mode(path, fd_.fd);
+  open_lock_file();
+}
+
+void DiskDir::open_lock_file() {
+  for (int attempt = 0; attempt < 2 && lock_fd_.fd < 0; ++attempt) {
+    // O_NONBLOCK: a FIFO planted under the name must not stall the open.
+    lock_fd_.reset(::openat(fd_.fd, kDiskLockName,
+                            O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
+    struct stat st {};
+    if (lock_fd_.fd >= 0 && (::fstat(lock_fd_.fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+      lock_fd_.reset();
+      errno = EINVAL;
+    }
+    if (lock_fd_.fd < 0 && (errno == ELOOP || errno == EINVAL)) remove(kDiskLockName);
+  }
+  if (lock_fd_.fd < 0) {
+    throw std::runtime_error(
+        fmt::format("--kv-disk-dir {}: cannot create its lock file {} ({}): remove what is under "
+                    "that name or choose another directory",
+                    path_, kDiskLockName, std::strerror(errno)));
+  }
 }
 
 std::vector<DiskDir::Entry> DiskDir::list() const {
@@ -93,6 +115,7 @@ std::vector<DiskDir::Entry> DiskDir::list() const {
     en.regular = S_ISREG(st.st_mode);
     en.directory = S_ISDIR(st.st_mode);
     en.bytes = en.regular ? static_cast<uint64_t>(st.st_size) : 0;
+    en.mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
     out.push_back(std::move(en));
   }
   ::closedir(d);
@@ -145,6 +168,49 @@ int64_t DiskDir::free_bytes() const {
   struct statvfs sv {};
   if (::fstatvfs(fd_.fd, &sv) != 0) return -1;
   return static_cast<int64_t>(sv.f_bavail * sv.f_frsize);
+}
+
+int64_t DiskDir::mtime_ns() const {
+  struct stat st {};
+  if (::fstat(fd_.fd, &st) != 0) return -1;
+  return int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+std::string DiskDir::publish(const std::string& tmp, const std::string& name) const {
+  // A hard link fails when the name exists, atomically, on every filesystem that has links
+  // (NFS included, where renameat2's RENAME_NOREPLACE is refused).
+  std::string target = name;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    if (::linkat(fd_.fd, tmp.c_str(), fd_.fd, target.c_str(), 0) == 0) {
+      remove(tmp);
+      return target;
+    }
+    if (errno != EEXIST) return "";
+    const size_t dot = name.rfind('.');
+    target = name.substr(0, dot) + "-" + random_hex() + name.substr(dot);
+  }
+  return "";
+}
+
+DiskDir::Lock::Lock(const DiskDir& dir) : fd_(dir.lock_fd_.fd) {
+  while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+  }
+}
+
+DiskDir::Lock::~Lock() {
+  ::flock(fd_, LOCK_UN);
+}
+
+void DiskDir::claim(int fd) {
+  while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  }
+}
+
+bool DiskDir::abandoned(const std::string& name) const {
+  util::Fd fd(::openat(fd_.fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  // A link or special file under a temporary name is no writer's: removed like a leftover.
+  if (fd.fd < 0) return errno != ENOENT;
+  return ::flock(fd.fd, LOCK_EX | LOCK_NB) == 0;
 }
 
 }  // namespace baton::kv

@@ -31,6 +31,7 @@ class DiskDir {
     bool regular = false;    // a plain file (not a link, directory, FIFO, ...)
     bool directory = false;  // never removed
     uint64_t bytes = 0;      // regular files
+    int64_t mtime_ns = 0;    // the file's own time (a link's, not its target's)
   };
   // Every entry but "." and "..", as the directory holds them (links are not followed).
   std::vector<Entry> list() const;
@@ -51,10 +52,43 @@ class DiskDir {
   void touch(const std::string& name) const;
   // Bytes free to this user on the directory's filesystem; -1 when unknown.
   int64_t free_bytes() const;
+  // The directory's own modification time: it changes when any process adds, renames or
+  // removes an entry, so a reader can tell cheaply whether to list it again.
+  int64_t mtime_ns() const;
+
+  // Publishes a finished temporary file under `name`, or under `name` with a random suffix
+  // when another writer already took it, and never replaces anything: a segment that another
+  // process has indexed (or is reading) stays what it was. The name used; empty on failure.
+  std::string publish(const std::string& tmp, const std::string& name) const;
+
+  // Several processes may share the directory (replicas behind a proxy). The directory lock
+  // (an flock on a lock file in it) orders what must not interleave between them: creating a
+  // temporary file and locking it, deciding what to evict and publishing a segment, and
+  // removing temporary files that no writer holds.
+  class Lock {
+   public:
+    explicit Lock(const DiskDir& dir);
+    ~Lock();
+    Lock(const Lock&) = delete;
+    Lock& operator=(const Lock&) = delete;
+
+   private:
+    int fd_;
+  };
+  // Takes a writer's claim on its temporary file (held until the descriptor closes).
+  static void claim(int fd);
+  // A temporary file that no live writer claims (its writer crashed or was killed).
+  bool abandoned(const std::string& name) const;
 
  private:
+  void open_lock_file();
+
   std::string path_;
   util::Fd fd_;
+  util::Fd lock_fd_;
 };
+
+// The lock file's name: never a segment or a temporary file, so no scan removes it.
+inline constexpr const char* kDiskLockName = ".baton-kv.lock";
 
 }  // namespace baton::kv

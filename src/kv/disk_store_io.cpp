@@ -43,43 +43,47 @@ bool DiskStore::save(std::vector<DiskBlock> blocks, std::span<const uint8_t* con
   const uint64_t total = h.file_bytes();
   if (total > options_.budget_bytes) return false;  // could never fit: not an error
   const std::string name = segment_file_name(h.layout.fingerprint, h.blocks.front().hash);
-  std::vector<std::string> victims;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [id, f] : files_) {
-      if (f.name == name) {
-        victims = drop_file(id);  // superseded by this one
-        break;
-      }
-    }
-    for (auto& v : make_room(total)) victims.push_back(std::move(v));
-  }
-  remove_files(victims);
 
   // A fresh name, created exclusively: whatever already exists in the directory (a link
-  // included) is never opened, truncated or written through.
+  // included) is never opened, truncated or written through. It is claimed under the directory
+  // lock, so no other process takes it for a crash's leftover.
   std::string tmp;
-  bool created, ok;
+  Fd fd;
   {
-    Fd fd(dir_.create_unique(name + ".", ".tmp", tmp));
-    created = fd.fd >= 0;
-    ok = created && write_all(fd.fd, head.data(), head.size());
-    for (size_t i = 0; ok && i < data.size(); ++i) ok = write_all(fd.fd, data[i], bb);
-    for (size_t i = 0; ok && i < states.size(); ++i) {
-      if (!states[i].empty()) ok = write_all(fd.fd, states[i].data(), sb);
-    }
-    ok = ok && ::fsync(fd.fd) == 0;
+    DiskDir::Lock dir_lock(dir_);
+    fd.reset(dir_.create_unique(name + ".", ".tmp", tmp));
+    if (fd.fd >= 0) DiskDir::claim(fd.fd);
   }
-  ok = ok && dir_.rename(tmp, name);
-  if (!ok) {
+  const bool created = fd.fd >= 0;
+  bool ok = created && write_all(fd.fd, head.data(), head.size());
+  for (size_t i = 0; ok && i < data.size(); ++i) ok = write_all(fd.fd, data[i], bb);
+  for (size_t i = 0; ok && i < states.size(); ++i) {
+    if (!states[i].empty()) ok = write_all(fd.fd, states[i].data(), sb);
+  }
+  ok = ok && ::fsync(fd.fd) == 0;
+  std::string published;
+  if (ok) {
+    // Room is made from what the directory holds now, every process's segments included, and
+    // the segment published before the lock is released: the budget holds across processes.
+    DiskDir::Lock dir_lock(dir_);
+    refresh(false);
+    std::vector<std::string> victims;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      victims = make_room(total);
+    }
+    remove_files(victims);
+    published = dir_.publish(tmp, name);
+    if (!published.empty()) dir_.sync();  // durable only once the directory entry is on disk
+  }
+  if (published.empty()) {
     const int err = errno;
     if (created) dir_.remove(tmp);
     count_error(DiskError::Io, "writing " + name + ": " + std::strerror(err));
     return false;
   }
-  dir_.sync();  // the rename is durable only once the directory entry is on disk too
   File f;
-  f.name = name;
+  f.name = published;
   f.bytes = total;
   f.ours = true;
   const size_t n = h.blocks.size();
@@ -159,6 +163,7 @@ std::map<uint32_t, DiskStore::OpenFile> DiskStore::open_for_load(
   }
   for (auto& [id, o] : files) {
     o.fd = dir_.open_read(o.name);
+    o.vanished = o.fd < 0 && errno == ENOENT;
     o.direct_fd = o.fd >= 0 ? dir_.open_read(o.name, true) : -1;
     if (o.fd >= 0 && o.direct_fd < 0) {
       ::posix_fadvise(o.fd, off_t(o.begin), off_t(o.end - o.begin), POSIX_FADV_WILLNEED);
@@ -201,8 +206,17 @@ size_t DiskStore::load(std::span<const DiskBlock> expected, std::span<uint8_t* c
     }
     // Opened up front, unless the file was written since.
     auto [it, fresh] = open.try_emplace(loc.file);
-    if (fresh) it->second.fd = dir_.open_read(name);
+    if (fresh) {
+      it->second.fd = dir_.open_read(name);
+      it->second.vanished = it->second.fd < 0 && errno == ENOENT;
+    }
     OpenFile& file = it->second;
+    if (file.vanished) {
+      // Another process evicted it: a miss, not a fault. The load stops where it was.
+      std::lock_guard<std::mutex> lock(mu_);
+      drop_file(loc.file);
+      break;
+    }
     const int fd = file.fd;
     if (file.direct_fd >= 0 && !bounce.read(file.direct_fd, dst[n], bb, off)) {
       ::close(file.direct_fd);  // refused after all, or failed: the buffered read decides

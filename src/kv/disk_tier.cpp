@@ -8,6 +8,7 @@ namespace {
 // Segments of about 16 MB: big enough for sequential disk writes and few files, small enough
 // that a budget holds many and an eviction drops little.
 constexpr uint64_t kSegmentTargetBytes = 16u << 20;
+constexpr auto kRefreshPeriod = std::chrono::seconds(1);
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -111,8 +112,19 @@ void DiskTier::push_done(DiskDone d) {
 
 void DiskTier::run() {
   std::unique_lock<std::mutex> lock(mu_);
+  auto looked = std::chrono::steady_clock::now();
   for (;;) {
-    cv_.wait(lock, [&] { return stopping_ || !saves_.empty() || !loads_.empty(); });
+    // Other processes sharing the directory publish and evict segments: a look about once a
+    // second (a stat of the directory when nothing changed) keeps the index within that of it.
+    const auto has_work = [&] { return stopping_ || !saves_.empty() || !loads_.empty(); };
+    cv_.wait_for(lock, kRefreshPeriod, has_work);
+    if (!stopping_ && std::chrono::steady_clock::now() - looked >= kRefreshPeriod) {
+      lock.unlock();
+      store_.refresh_if_changed();
+      looked = std::chrono::steady_clock::now();
+      lock.lock();
+    }
+    if (!has_work()) continue;  // asked again: a save may have been withdrawn meanwhile
     // Queued loads are dropped when stopping: their requests are gone.
     if (stopping_ && saves_.empty()) return;
     DelayHook hook;

@@ -19,9 +19,12 @@ using testing::options;
 using testing::save_chain;
 using testing::ScratchDir;
 
+// The directory's entries but its lock file.
 std::vector<fs::path> segments(const std::string& dir) {
   std::vector<fs::path> out;
-  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename() != kDiskLockName) out.push_back(e.path());
+  }
   return out;
 }
 

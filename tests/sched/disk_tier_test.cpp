@@ -163,6 +163,7 @@ TEST(DiskTier, ADamagedFileIsSkippedAndThePrefixRecomputed) {
   ASSERT_TRUE(run_one(with_disk(dir.path()), conv, 2).out.finished);
   int damaged = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    if (e.path().extension() != ".kvseg") continue;
     std::fstream f(e.path(), std::ios::binary | std::ios::in | std::ios::out);
     f.seekp(-5, std::ios::end);  // inside the last block's data
     f.put('\x7f');
