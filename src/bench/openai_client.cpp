@@ -215,6 +215,7 @@ RequestRecord stream_request(const Endpoint& ep, const StreamRequest& req, Clock
   hr.path = api_path(ep, req.chat ? "/v1/chat/completions" : "/v1/completions");
   hr.set_header("Content-Type", "application/json");
   hr.set_header("Accept", "text/event-stream");
+  for (const auto& [name, value] : req.headers) hr.set_header(name, value);
   hr.body = request_body(req).dump();
   hr.response_handler = [&](const httplib::Response& r) {
     rec.http_status = r.status;

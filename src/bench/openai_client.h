@@ -41,6 +41,7 @@ struct StreamRequest {
   long max_tokens = 16;
   long prompt_tokens_requested = 0;
   double timeout_s = 600;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra: the session's id, ...
 };
 
 // What a scenario thread may watch while the request streams on another thread.

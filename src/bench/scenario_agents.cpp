@@ -25,6 +25,20 @@ long chunk_tokens(const AgentPlan& plan, std::uint64_t seed, long session, long 
   return plan.chunk_min + static_cast<long>(mix64(state) % static_cast<std::uint64_t>(span + 1));
 }
 
+// The headers an agent sends with every turn of session `s`: what a proxy in front routes on.
+std::vector<std::pair<std::string, std::string>> session_headers(const ScenarioOptions& opt,
+                                                                 long s) {
+  if (opt.session_headers == "none") return {};
+  const std::string id = fmt::format("bench-{}-session-{}", opt.seed, s + 1);
+  std::vector<std::pair<std::string, std::string>> h = {{"x-session-affinity", id}};
+  if (opt.session_headers == "all") {
+    for (const char* name : {"x-opencode-session", "x-claude-code-session-id", "session_id"}) {
+      h.emplace_back(name, id);
+    }
+  }
+  return h;
+}
+
 // Runs one session's turns back to back; each turn's prompt extends the previous one.
 std::vector<RequestRecord> run_session(const RunContext& ctx, const AgentPlan& plan, long s) {
   std::vector<RequestRecord> out;
@@ -40,6 +54,7 @@ std::vector<RequestRecord> run_session(const RunContext& ctx, const AgentPlan& p
     StreamRequest req =
         ctx.base_request(fmt::format("s{} turn {}", s + 1, t + 1), plan.answer_tokens);
     req.prompt_tokens_requested = context_tokens + chunk;
+    req.headers = session_headers(opt, s);
     if (opt.chat) {
       req.chat = true;
       messages.push_back({{"role", "user"}, {"content", text}});

@@ -16,6 +16,10 @@ struct ScenarioOptions {
   double prompt_unit = 1.0;  // words of prompt text per requested token
   double timeout_s = 600;    // per request
   bool chat = false;         // agents: /v1/chat/completions instead of a growing prompt
+  // agents: which headers name each session's id (for a proxy that pins sessions to replicas):
+  // "affinity" (x-session-affinity, OpenCode's), "all" (also x-opencode-session,
+  // x-claude-code-session-id and session_id, as Claude Code and Codex send them) or "none".
+  std::string session_headers = "affinity";
   std::uint64_t seed = 1;
   std::map<std::string, double> knobs;  // only the knobs the user set
 };

@@ -54,6 +54,12 @@ void register_bench_serve(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_flag("--chat", opt->scenario_options.chat,
                 "agents: use /v1/chat/completions messages instead of a growing prompt");
+  cmd->add_option("--session-headers", opt->scenario_options.session_headers,
+                  "agents: headers naming each session's id, for a proxy that pins sessions: "
+                  "affinity (x-session-affinity), all (also x-opencode-session, "
+                  "x-claude-code-session-id, session_id) or none")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"affinity", "all", "none"}));
   for (const auto& k : bench::knobs()) {
     cmd->add_option_function<double>(
            "--" + k.name, [opt, name = k.name](double v) { opt->scenario_options.knobs[name] = v; },

@@ -64,6 +64,7 @@ struct GenerateRequest {
   bool ignore_eos = false;
   std::shared_ptr<StopCondition> stop;          // optional: without it, events carry no text
   std::shared_ptr<TokenConstraint> constraint;  // optional
+  std::string session;  // the client's conversation id, for per-session cache figures; optional
 };
 
 struct TokenEvent {
@@ -159,6 +160,7 @@ struct StatusSnapshot {
   SchedConfig config;
   std::vector<RequestStatus> requests;  // running and waiting, in arrival order
   Metrics metrics;
+  std::vector<SessionFigures> sessions;  // the most recently seen, most recent first
 };
 
 class EngineLoop {

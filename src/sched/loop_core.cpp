@@ -47,6 +47,7 @@ LoopCore::LoopCore(engine::Engine& engine, SchedConfig config)
   if (config_.channel_capacity < 1) config_.channel_capacity = 1;
   engine_.allocate_kv(config_.kv_blocks);
   metrics_.kv_blocks_total = config_.kv_blocks;
+  metrics_.kv_block_tokens = pool_.block_size();
   if (info_.state_bytes_per_seq > 0) open_state_store();
   open_disk_tier();
   for (const char* k : {"ok", "cancelled", "failed", "rejected"}) metrics_.requests_total[k] = 0;
@@ -181,6 +182,9 @@ Metrics LoopCore::metrics() const {
   return m;
 }
 
+// Enough to see a proxy's work at a glance; the totals in /metrics cover every session.
+constexpr size_t kStatusSessions = 64;
+
 StatusSnapshot LoopCore::status() const {
   StatusSnapshot s;
   s.config = config_;
@@ -188,6 +192,7 @@ StatusSnapshot LoopCore::status() const {
   std::lock_guard<std::mutex> lock(mu_);
   s.metrics = metrics_;
   s.metrics.draining = !admitting_;
+  s.sessions = sessions_.recent(kStatusSessions, now);
   s.requests = running_status_;
   for (const auto& r : waiting_) {
     RequestStatus st;

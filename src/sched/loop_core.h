@@ -148,6 +148,7 @@ class LoopCore {
   bool admitting_ = true;
   bool work_pending_ = false;
   Metrics metrics_;
+  SessionAffinity sessions_;
   std::vector<RequestStatus> running_status_;
 };
 

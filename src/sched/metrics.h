@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "sched/session_affinity.h"
+
 namespace baton::sched {
 
 // Prometheus-style cumulative histogram over fixed upper bounds (seconds).
@@ -50,6 +52,7 @@ struct Metrics {
   // longest step, so benchmarks compare its worst gap with this.
   std::map<std::string, double> max_step_seconds;
   int64_t kv_blocks_total = 0;
+  int64_t kv_block_tokens = 0;      // positions per block
   int64_t kv_blocks_used = 0;       // pinned by live requests
   int64_t kv_blocks_cached = 0;     // free but holding a reusable prefix
   uint64_t kv_evictions_total = 0;  // cached blocks dropped to make room
@@ -85,6 +88,8 @@ struct Metrics {
   // Time the engine loop spent on the disk tier (index lookups, queueing, completions); it never
   // waits for the disk itself, so this stays near zero.
   double step_io_wait_seconds = 0;
+  // Requests that named their session, by whether this replica had served the session before.
+  AffinityTotals affinity;
 };
 
 // Seconds a request refused at the queue limit should wait before it asks again: about the time

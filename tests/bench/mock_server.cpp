@@ -55,6 +55,11 @@ MockServer::~MockServer() {
   thread_.join();
 }
 
+std::vector<std::map<std::string, std::string>> MockServer::session_headers() const {
+  std::lock_guard lock(mu_);
+  return session_headers_;
+}
+
 std::vector<nlohmann::json> MockServer::bodies() const {
   std::lock_guard lock(mu_);
   return bodies_;
@@ -78,6 +83,11 @@ void MockServer::generate(const httplib::Request& req, httplib::Response& res, b
   {
     std::lock_guard lock(mu_);
     bodies_.push_back(body);
+    auto& seen = session_headers_.emplace_back();
+    for (const char* name :
+         {"x-session-affinity", "x-opencode-session", "x-claude-code-session-id", "session_id"}) {
+      if (req.has_header(name)) seen[name] = req.get_header_value(name);
+    }
     cached = cached_prefix_words(words);
   }
   if (cfg_.http_error) {

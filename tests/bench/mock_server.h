@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -32,6 +33,8 @@ class MockServer {
   int port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   std::vector<nlohmann::json> bodies() const;  // every generation request body, in arrival order
+  // The session headers each generation request carried (name -> value), in arrival order.
+  std::vector<std::map<std::string, std::string>> session_headers() const;
 
  private:
   void generate(const httplib::Request& req, httplib::Response& res, bool chat);
@@ -45,6 +48,7 @@ class MockServer {
   mutable std::mutex mu_;
   std::mutex serial_;
   std::vector<nlohmann::json> bodies_;
+  std::vector<std::map<std::string, std::string>> session_headers_;
   std::vector<std::vector<std::string>> seen_prompts_;
 };
 

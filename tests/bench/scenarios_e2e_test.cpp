@@ -14,11 +14,13 @@ using testing::MockConfig;
 using testing::MockServer;
 
 ScenarioResult run(const MockServer& srv, const std::string& name,
-                   std::map<std::string, double> knobs, bool chat = false) {
+                   std::map<std::string, double> knobs, bool chat = false,
+                   const std::string& session_headers = "affinity") {
   ScenarioOptions opt;
   opt.model = "mock-model";
   opt.timeout_s = 30;
   opt.chat = chat;
+  opt.session_headers = session_headers;
   opt.knobs = std::move(knobs);
   return run_scenario(name, parse_endpoint(srv.url()), opt,
                       Clock::now() + std::chrono::seconds(60));
@@ -153,6 +155,40 @@ TEST(ScenarioE2E, AgentsOverChatCompletions) {
   EXPECT_EQ(bodies[0]["messages"].size(), 2u);  // system, user
   EXPECT_EQ(bodies[2]["messages"].size(), 6u);  // + assistant, user per turn
   EXPECT_EQ(bodies[2]["messages"][2]["content"], " tok0 tok1 tok2");
+}
+
+// A proxy in front pins sessions by the headers agents send: one id per session, on every turn.
+TEST(ScenarioE2E, AgentsNameTheirSessionInHeaders) {
+  const std::map<std::string, double> knobs = {{"sessions", 2},
+                                               {"turns", 2},
+                                               {"chunk-min-tokens", 5},
+                                               {"chunk-max-tokens", 5},
+                                               {"decode-tokens", 2}};
+  {
+    MockServer srv;
+    expect_all_ok(run(srv, "agents", knobs));
+    std::map<std::string, int> turns_by_id;
+    for (const auto& h : srv.session_headers()) {
+      ASSERT_EQ(h.size(), 1u) << "only x-session-affinity by default";
+      ++turns_by_id[h.at("x-session-affinity")];
+    }
+    EXPECT_EQ(turns_by_id.size(), 2u) << "one id per session";
+    for (const auto& [id, n] : turns_by_id) EXPECT_EQ(n, 2) << id << " on every turn";
+  }
+  {
+    MockServer srv;
+    expect_all_ok(run(srv, "agents", knobs, false, "all"));
+    for (const auto& h : srv.session_headers()) {
+      ASSERT_EQ(h.size(), 4u);
+      EXPECT_EQ(h.at("session_id"), h.at("x-session-affinity"));
+      EXPECT_EQ(h.at("x-claude-code-session-id"), h.at("x-session-affinity"));
+    }
+  }
+  {
+    MockServer srv;
+    expect_all_ok(run(srv, "agents", knobs, false, "none"));
+    for (const auto& h : srv.session_headers()) EXPECT_TRUE(h.empty());
+  }
 }
 
 TEST(ScenarioE2E, Throughput) {

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "server/api/openai_request.h"
+#include "server/http/request_head.h"
 #include "server_fixture.h"
 #include "sse_client.h"
 #include "support/time_budget.h"
@@ -296,6 +297,52 @@ TEST(HttpApi, MetricsAndStatus) {
   EXPECT_TRUE(j["waiting"].is_array());
   EXPECT_EQ(j["kv"]["blocks_used"], 0);
   EXPECT_EQ(j["totals"]["requests"]["ok"], 1);
+}
+
+// The session a request names (headers first, then prompt_cache_key) is counted in /status and
+// /metrics: a session's second request here is returning and finds its prefix cached.
+TEST(HttpApi, SessionFiguresFromHeadersAndPromptCacheKey) {
+  ServerHarness h;
+  auto c = h.client();
+  const std::string prompt(200, 'a');  // many KV blocks, so a repeat finds a cached prefix
+  const json body = {{"prompt", prompt}, {"max_tokens", 2}};
+  ASSERT_EQ(post(*c, "/v1/completions", body, {{"x-session-affinity", "conv-1"}})->status, 200);
+  ASSERT_EQ(post(*c, "/v1/completions", body, {{"X-Session-Affinity", "conv-1"}})->status, 200);
+  json keyed = {{"messages", {{{"role", "user"}, {"content", "hi"}}}},
+                {"max_tokens", 2},
+                {"prompt_cache_key", "conv-2"}};
+  ASSERT_EQ(post(*c, "/v1/chat/completions", keyed)->status, 200);
+  // The header wins over the body: this is conv-3's first request, not conv-2's second.
+  ASSERT_EQ(
+      post(*c, "/v1/chat/completions", keyed, {{"x-claude-code-session-id", "conv-3"}})->status,
+      200);
+  ASSERT_EQ(post(*c, "/v1/completions", body)->status, 200);  // names no session
+  json j;
+  for (int tries = 0; tries < 500; ++tries) {
+    j = parse(c->Get("/status")->body);
+    if (j["totals"]["requests"]["ok"] == 5) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const json& s = j["sessions"];
+  EXPECT_EQ(s["tracked"], 3);
+  EXPECT_EQ(s["new"]["requests"], 3);
+  EXPECT_EQ(s["returning"]["requests"], 1);
+  EXPECT_GT(s["returning"]["cached_tokens"].get<int>(), 150) << s.dump();
+  ASSERT_EQ(s["recent"].size(), 3u);
+  EXPECT_EQ(s["recent"][0]["id"], "conv-3");
+  EXPECT_EQ(s["recent"][1]["id"], "conv-2");
+  EXPECT_EQ(s["recent"][2]["id"], "conv-1");
+  EXPECT_EQ(s["recent"][2]["requests"], 2);
+  const std::string m = c->Get("/metrics")->body;
+  EXPECT_NE(m.find("baton_session_requests_total{session=\"new\"} 3"), std::string::npos) << m;
+  EXPECT_NE(m.find("baton_session_requests_total{session=\"returning\"} 1"), std::string::npos);
+  EXPECT_NE(m.find("baton_sessions 3"), std::string::npos);
+}
+
+TEST(HttpApi, SessionKeysAreCleanedAndBounded) {
+  EXPECT_EQ(clean_session_key("  ab c\x01\xff d  "), "abcd");
+  EXPECT_EQ(clean_session_key(std::string(500, 'x')).size(), kMaxSessionKey);
+  EXPECT_EQ(clean_session_key(" \t "), "");
 }
 
 }  // namespace

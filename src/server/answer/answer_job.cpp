@@ -110,6 +110,10 @@ ConstraintFactory output_constraints(const ServeContext& c, const CommonRequest&
   };
 }
 
+void take_session(const HttpRequest& req, CommonRequest& common) {
+  if (!req.session.empty()) common.session = req.session;
+}
+
 std::shared_ptr<AsyncBody> start_answer_job(const ServeContext& c, AnswerJob job,
                                             std::unique_ptr<AnswerWriter> writer) {
   const size_t per_prompt = choices_per_prompt(job);
@@ -133,6 +137,7 @@ std::shared_ptr<AsyncBody> start_answer_job(const ServeContext& c, AnswerJob job
       // best_of ranks the choices by their tokens' logprobs.
       if (plan.keep_best > 0) r.sampling.logprobs = true;
       r.ignore_eos = job.common.ignore_eos;
+      r.session = job.common.session;
       // Decodes the choice's text and matches its stop strings, in the engine loop.
       r.stop = make_stop_condition(c.codec, stop, p.tokens, job.show_special);
       if (job.make_constraint) {

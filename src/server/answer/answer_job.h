@@ -45,6 +45,10 @@ struct AnswerJob {
   bool show_special = false;
 };
 
+// The session named in the request's headers wins over the body's prompt_cache_key: it is what
+// a proxy in front routes on.
+void take_session(const HttpRequest& req, CommonRequest& common);
+
 // Checks every prompt against the context, submits the first choice of each (ApiError when
 // refused: a prompt over the context, a full queue) and returns the body that runs them all.
 std::shared_ptr<AsyncBody> start_answer_job(const ServeContext& c, AnswerJob job,

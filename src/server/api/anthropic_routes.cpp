@@ -11,6 +11,7 @@ namespace baton::server {
 
 void handle_messages(const ServeContext& c, const HttpRequest& req, HttpResponse& res) {
   MessagesRequest m = parse_messages_request(req.body, request_limits(c));
+  take_session(req, m.chat.common);
   auto writer =
       std::make_unique<AnthropicWriter>(AnthropicAnswer{make_response_id("msg_"), m.model});
   run_chat(c, std::move(m.chat), std::move(writer), res);

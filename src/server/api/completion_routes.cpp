@@ -20,6 +20,7 @@ OpenAiAnswer openai_answer(const ServeContext& c, const char* id_prefix,
 
 void handle_chat(const ServeContext& c, const HttpRequest& req, HttpResponse& res) {
   ChatRequest chat = parse_chat_request(req.body, request_limits(c));
+  take_session(req, chat.common);
   auto writer = make_chat_writer(
       openai_answer(c, "chatcmpl-", chat.common, static_cast<size_t>(chat.common.n)));
   run_chat(c, std::move(chat), std::move(writer), res);
@@ -27,6 +28,7 @@ void handle_chat(const ServeContext& c, const HttpRequest& req, HttpResponse& re
 
 void handle_completion(const ServeContext& c, const HttpRequest& req, HttpResponse& res) {
   CompletionRequest cr = parse_completion_request(req.body, request_limits(c));
+  take_session(req, cr.common);
   check_model(c, cr.common.model);
   AnswerJob job;
   job.what = "completion";

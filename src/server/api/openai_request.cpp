@@ -7,6 +7,7 @@
 #include "server/api/json_fields.h"
 #include "server/api/sampling_fields.h"
 #include "server/errors.h"
+#include "server/http/request_head.h"
 #include "util/json_depth.h"
 
 namespace baton::server {
@@ -87,6 +88,7 @@ void parse_common(const json& obj, const RequestLimits& limits, CommonRequest& o
   parse_stop(obj, out);
   if (auto v = fields::boolean(obj, "ignore_eos")) out.ignore_eos = *v;
   if (auto v = fields::string(obj, "user")) out.user = *v;
+  if (auto v = fields::string(obj, "prompt_cache_key")) out.session = clean_session_key(*v);
   out.constraint = parse_constraint_fields(obj);
 }
 

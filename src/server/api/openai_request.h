@@ -40,6 +40,9 @@ struct CommonRequest {
   std::vector<std::string> stop;  // at most 4, none empty
   bool ignore_eos = false;
   std::string user;
+  // The conversation this request continues: the session header (HttpRequest::session) or else
+  // the body's prompt_cache_key. Only for the per-session cache figures in /status and /metrics.
+  std::string session;
   constraint::ConstraintSpec constraint;  // response_format / grammar / regex
   int32_t n = 1;  // choices per prompt (OpenAI's n), each sampled on its own
 };

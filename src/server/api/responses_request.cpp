@@ -12,6 +12,7 @@
 #include "server/api/responses_tools.h"
 #include "server/api/sampling_fields.h"
 #include "server/errors.h"
+#include "server/http/request_head.h"
 
 namespace baton::server {
 
@@ -338,13 +339,14 @@ void read_common(const ojson& obj, const RequestLimits& limits, CommonRequest& o
   }
   parse_basic_sampling(obj, kResponsesSampling, out.sampling);
   if (auto v = fields::string(obj, "user")) out.user = *v;
+  if (auto v = fields::string(obj, "prompt_cache_key")) out.session = clean_session_key(*v);
   out.constraint = parse_text_format(obj);
 }
 
 // Accepted fields that change nothing here, checked for their types so a typo fails loudly.
 void check_accepted(const ojson& obj) {
-  for (const char* key : {"instructions", "prompt_cache_key", "safety_identifier", "service_tier",
-                          "prompt_cache_retention"}) {
+  for (const char* key :
+       {"instructions", "safety_identifier", "service_tier", "prompt_cache_retention"}) {
     fields::string(obj, key);
   }
   fields::boolean(obj, "store");

@@ -32,6 +32,7 @@ ApiError in_responses_terms(const ApiError& e) {
 
 void handle_responses(const ServeContext& c, const HttpRequest& req, HttpResponse& res) {
   ResponsesRequest r = parse_responses_request(req.body, request_limits(c));
+  take_session(req, r.chat.common);
   ResponseMeta meta{make_response_id("resp_"), static_cast<int64_t>(std::time(nullptr)),
                     c.opts.model_id};
   try {

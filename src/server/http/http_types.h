@@ -16,6 +16,9 @@ struct HttpRequest {
   std::string method;  // as sent: "GET", "POST", ...
   std::string path;    // the target without its query string, not percent-decoded
   std::string body;
+  // The conversation the client says this request belongs to (x-session-affinity and the
+  // agents' own session headers; session_key in request_head.h): per-session cache figures.
+  std::string session;
 };
 
 class AsyncBody;

@@ -176,6 +176,26 @@ bool api_key_matches(const http::fields& fields, const std::string& key) {
   return ok;
 }
 
+std::string clean_session_key(std::string_view raw) {
+  std::string out;
+  for (char c : trim(raw)) {
+    if (out.size() == kMaxSessionKey) break;
+    if (c > ' ' && c < 0x7f) out.push_back(c);
+  }
+  return out;
+}
+
+std::string session_key(const http::fields& fields) {
+  for (const char* name :
+       {"x-session-affinity", "x-opencode-session", "x-claude-code-session-id", "session_id"}) {
+    auto it = fields.find(name);
+    if (it == fields.end()) continue;
+    std::string key = clean_session_key(it->value());
+    if (!key.empty()) return key;
+  }
+  return "";
+}
+
 std::string_view target_path(std::string_view target) {
   size_t q = target.find_first_of("?#");
   return q == std::string_view::npos ? target : target.substr(0, q);

@@ -38,6 +38,14 @@ ApiError parse_error(const boost::beast::error_code& ec, bool start_line_parsed,
 bool api_key_matches(const boost::beast::http::fields& fields, const std::string& key);
 bool constant_time_equal(std::string_view a, std::string_view b);
 
+// The session a request names in its headers, the first of x-session-affinity (OpenCode and
+// proxies), x-opencode-session, x-claude-code-session-id and session_id (Codex); empty when none.
+// Printable ASCII only and at most kMaxSessionKey bytes, so it is safe in a log line and JSON.
+inline constexpr size_t kMaxSessionKey = 128;
+std::string session_key(const boost::beast::http::fields& fields);
+// The same cleaning for a session named in a body (prompt_cache_key).
+std::string clean_session_key(std::string_view raw);
+
 // The path part of a request-target ("/v1/models?x=1" → "/v1/models").
 std::string_view target_path(std::string_view target);
 // Percent-decodes one path segment; nullopt when an escape is malformed.

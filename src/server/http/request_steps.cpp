@@ -40,7 +40,7 @@ HeadStep on_head_parsed(const RequestParser& parser, const HeadLimits& limits, H
 HttpRequest take_request(RequestParser& parser) {
   auto msg = parser.release();
   return {std::string(msg.method_string()), std::string(target_path(msg.target())),
-          std::move(msg.body())};
+          std::move(msg.body()), session_key(msg)};
 }
 
 bool keeps_connection(const HttpResponse& res, unsigned version, bool keep_alive) {

@@ -130,6 +130,12 @@ void kv_cache(std::string& out, const sched::Metrics& m) {
   gauge(out, "baton_kv_cache_usage_ratio", "KV blocks held by live requests / pool.",
         m.kv_usage_ratio);
   gauge(out, "baton_kv_cache_capacity_blocks", "KV blocks in the pool.", m.kv_blocks_total);
+  // The form of vLLM's cache_config_info, which routers that read replicas' cache geometry (the
+  // Gateway API Inference Extension's endpoint picker) take with their metric name set to it.
+  header(out, "baton_kv_cache_config_info", "gauge",
+         "The KV cache's geometry as labels: positions per block and blocks in the pool.");
+  out += fmt::format("baton_kv_cache_config_info{{block_size=\"{}\",num_gpu_blocks=\"{}\"}} 1\n",
+                     m.kv_block_tokens, m.kv_blocks_total);
   gauge(out, "baton_kv_cache_used_blocks", "KV blocks pinned by live requests.", m.kv_blocks_used);
   gauge(out, "baton_kv_cache_cached_blocks", "Free KV blocks still holding a reusable prefix.",
         m.kv_blocks_cached);
@@ -206,6 +212,27 @@ void work_counters(std::string& out, const sched::Metrics& m) {
   labelled(out, "baton_steps_total", "kind", "counter", "Engine steps by kind.", m.steps_total);
 }
 
+// Totals by new/returning session, never a label per session: the session table is bounded and
+// a label per conversation would grow the exposition without limit.
+void affinity_counters(std::string& out, const sched::AffinityTotals& a) {
+  const auto by_side = [&](auto field) {
+    return std::map<std::string, uint64_t>{{"new", a.fresh.*field},
+                                           {"returning", a.returning.*field}};
+  };
+  using Side = sched::AffinityTotals::Side;
+  labelled(out, "baton_session_requests_total", "session", "counter",
+           "Requests that named their session (x-session-affinity, prompt_cache_key, ...), by "
+           "whether this replica had served the session before.",
+           by_side(&Side::requests));
+  labelled(out, "baton_session_prompt_tokens_total", "session", "counter",
+           "Prompt tokens of requests that named their session.", by_side(&Side::prompt_tokens));
+  labelled(out, "baton_session_cached_tokens_total", "session", "counter",
+           "Prompt tokens of requests that named their session served from the RAM or disk cache.",
+           by_side(&Side::cached_tokens));
+  gauge(out, "baton_sessions", "Sessions in the bounded table of recently seen sessions.",
+        a.sessions);
+}
+
 void http_counters(std::string& out, const ServerCounters& s) {
   labelled(out, "baton_http_responses_total", "code", "counter", "HTTP responses by status code.",
            s.http_responses);
@@ -242,6 +269,7 @@ std::string render_metrics(const sched::Metrics& m, const ServerCounters& s,
   kv_cache(out, m);
   kv_disk(out, m);
   work_counters(out, m);
+  affinity_counters(out, m.affinity);
   http_counters(out, s);
   process_figures(out, p);
   return out;

@@ -66,6 +66,30 @@ json request_json(const sched::RequestStatus& r) {
 
 }  // namespace
 
+json side_json(const sched::AffinityTotals::Side& s) {
+  return {{"requests", s.requests},
+          {"prompt_tokens", s.prompt_tokens},
+          {"cached_tokens", s.cached_tokens}};
+}
+
+// Whether a proxy in front keeps conversations here: the recent sessions' own figures and the
+// totals by new/returning session.
+json sessions_json(const sched::StatusSnapshot& s) {
+  json recent = json::array();
+  for (const auto& f : s.sessions) {
+    recent.push_back({{"id", f.id},
+                      {"requests", f.requests},
+                      {"prompt_tokens", f.prompt_tokens},
+                      {"cached_tokens", f.cached_tokens},
+                      {"idle_s", f.idle_s}});
+  }
+  const auto& a = s.metrics.affinity;
+  return {{"tracked", a.sessions},
+          {"new", side_json(a.fresh)},
+          {"returning", side_json(a.returning)},
+          {"recent", recent}};
+}
+
 json status_json(const sched::StatusSnapshot& s, const std::string& model) {
   const auto& m = s.metrics;
   json running = json::array(), waiting = json::array(), parked = json::array();
@@ -87,6 +111,7 @@ json status_json(const sched::StatusSnapshot& s, const std::string& model) {
             {"blocks_cached", m.kv_blocks_cached},
             {"usage_ratio", m.kv_usage_ratio}}},
           {"kv_disk", disk_json(m)},
+          {"sessions", sessions_json(s)},
           {"totals",
            {{"requests", m.requests_total},
             {"steps", m.steps_total},
