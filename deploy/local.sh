@@ -135,23 +135,29 @@ done
 # HAProxy starts once every replica is ready, so the hash ring holds them all from the first
 # request and no session is placed on a stand-in replica that it later leaves.
 deadline=$((SECONDS + TIMEOUT_S))
-for i in $(seq 1 "$N"); do
-  url="http://127.0.0.1:${PORTS[$((i - 1))]}/health"
+# wait_healthy NAME URL PID LOG: until URL answers 200; exits (keeping the logs) when the process
+# dies or the deadline passes.
+wait_healthy() {
+  local name=$1 url=$2 pid=$3 log=$4
   until [ "$(http_code "$url")" = 200 ]; do
-    if ! alive "${PIDS[$((i - 1))]}"; then
-      echo "local.sh: replica r$i exited while starting; the end of $DIR/r$i.log:" >&2
-      tail -n 20 "$DIR/r$i.log" >&2
+    if ! alive "$pid"; then
+      echo "local.sh: $name exited while starting; the end of $log:" >&2
+      tail -n 20 "$log" >&2
       KEEP_DIR=1
       exit 1
     fi
     if [ $SECONDS -ge "$deadline" ]; then
-      echo "local.sh: replica r$i ($url) did not answer 200 within ${TIMEOUT_S}s (--timeout);" \
-           "its log: $DIR/r$i.log" >&2
+      echo "local.sh: $name ($url) did not answer 200 within ${TIMEOUT_S}s (--timeout);" \
+           "its log: $log" >&2
       KEEP_DIR=1
       exit 1
     fi
     sleep 0.2
   done
+}
+for i in $(seq 1 "$N"); do
+  wait_healthy "replica r$i" "http://127.0.0.1:${PORTS[$((i - 1))]}/health" \
+    "${PIDS[$((i - 1))]}" "$DIR/r$i.log"
 done
 
 servers=""
@@ -175,21 +181,7 @@ HAPROXY_PID=$!
 
 url="http://$HOST:$PORT"
 [[ $HOST == *:* ]] && url="http://[$HOST]:$PORT"
-until [ "$(http_code "$url/health")" = 200 ]; do
-  if ! alive "$HAPROXY_PID"; then
-    echo "local.sh: haproxy exited (is port $PORT taken?); $DIR/haproxy.log says:" >&2
-    tail -n 20 "$DIR/haproxy.log" >&2
-    KEEP_DIR=1
-    exit 1
-  fi
-  if [ $SECONDS -ge "$deadline" ]; then
-    echo "local.sh: the proxy ($url/health) did not answer 200 within ${TIMEOUT_S}s (--timeout);" \
-         "its log: $DIR/haproxy.log" >&2
-    KEEP_DIR=1
-    exit 1
-  fi
-  sleep 0.2
-done
+wait_healthy "haproxy (is port $PORT taken?)" "$url/health" "$HAPROXY_PID" "$DIR/haproxy.log"
 
 for i in $(seq 1 "$N"); do
   echo "replica r$i: pid ${PIDS[$((i - 1))]} port ${PORTS[$((i - 1))]} log $DIR/r$i.log"

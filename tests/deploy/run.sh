@@ -30,10 +30,9 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 SHARED="${BATON_SHARED_DIR:-$ROOT/../shared}"
 SUITE=deploy_replicas
 
-strict() {
-  if [ -n "${BATON_STRICT_SKIPS:-}" ]; then [ "$BATON_STRICT_SKIPS" != 0 ]; return; fi
-  [ "${CI:-}" = true ]
-}
+# The shell suites' skip policy (a strict run is CI=true or BATON_STRICT_SKIPS=1).
+NODE_SUITE=$SUITE
+source "$HERE/../support/node_suite.sh"
 summary() {
   echo "$SUITE: $1"
   [ -n "${BATON_TEST_SUMMARY:-}" ] && echo "$SUITE: $1" >>"$BATON_TEST_SUMMARY"
@@ -41,7 +40,7 @@ summary() {
 }
 skip() {
   echo "$SUITE: $1" >&2
-  if strict; then
+  if node_suite_strict; then
     summary "0 run, 1 skipped, 1 of them not allowed"
     echo "$SUITE: FAILED: a strict run (CI=true) does not skip this test" >&2
     exit 1
@@ -377,8 +376,10 @@ stayed_ok = all(first_after[s][3] == before[s] for s in first_after if s not in 
 check(stayed_ok, "kill: sessions of the other replicas stayed where they were")
 check(all(first_after[s][3] != victim for s in first_after),
       f"kill: no request answered by the stopped replica {victim}")
-check(all(status == 200 and replica != victim for _, status, replica, _ in probes),
-      f"kill: requests sent right after the SIGTERM were answered by another replica: {probes}")
+# One may still reach the stopping replica before its signal handler has run (then it is
+# admitted and answered there); what must hold is that every one is answered.
+check(all(status == 200 for _, status, _, _ in probes),
+      f"kill: requests sent right after the SIGTERM were all answered: {probes}")
 # Every session's turns start with the same system prompt, so the new replica has those blocks
 # in RAM already; only a restore from disk covers the session's own earlier turns.
 moved_ok = all(s in first_after and first_after[s][2] >= last_before[s] - BLOCK for s in moved)
