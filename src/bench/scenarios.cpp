@@ -12,16 +12,17 @@ constexpr const char* kHol = "hol-sequential";
 constexpr const char* kAgents = "agents";
 constexpr const char* kTput = "throughput";
 constexpr const char* kConn = "connections";
+constexpr const char* kEdit = "edit";
 }  // namespace
 
 const std::vector<Knob>& knobs() {
   static const std::vector<Knob> k = {
       {"prompt-tokens",
        "prompt length of the decoding streams",
-       {{kDup, 32}, {kTput, 128}, {kConn, 8}}},
+       {{kDup, 32}, {kTput, 128}, {kConn, 8}, {kEdit, 200}}},
       {"decode-tokens",
        "tokens each decoding stream generates (agents: per answer)",
-       {{kDup, 400}, {kAgents, 64}, {kTput, 256}, {kConn, 8}}},
+       {{kDup, 400}, {kAgents, 64}, {kTput, 256}, {kConn, 8}, {kEdit, 200}}},
       {"trigger-token", "send the long prompt after stream A's Nth token", {{kDup, 20}}},
       {"long-tokens",
        "prompt length of the long request",
@@ -43,7 +44,9 @@ const std::vector<Knob>& knobs() {
       {"turns", "turns per agent session", {{kAgents, 4}}},
       {"chunk-min-tokens", "smallest tool-output chunk added per turn", {{kAgents, 2000}}},
       {"chunk-max-tokens", "largest tool-output chunk added per turn", {{kAgents, 6000}}},
-      {"streams", "concurrent streams", {{kTput, 4}}},
+      {"streams",
+       "concurrent streams (edit: copy streams, beside one prose stream)",
+       {{kTput, 4}, {kEdit, 2}}},
       {"connections", "connections held open at once, in each phase", {{kConn, 1000}}},
       {"health-probes", "GET /health probes timed while the connections are open", {{kConn, 20}}},
   };
@@ -65,6 +68,9 @@ const std::vector<std::pair<std::string, std::string>>& scenario_names() {
        "K multi-turn sessions whose context grows by a tool-output chunk each turn: per-turn "
        "TTFT and cached tokens"},
       {kTput, "N concurrent streams: aggregate tokens/s and per-stream inter-token gaps"},
+      {kEdit,
+       "N streams whose answer copies a span of their prompt (for --speculate), beside one "
+       "prose stream: their tokens/s, drafts confirmed, the prose stream's worst gap"},
       {kConn,
        "N idle keep-alive connections, then N streams at once (most queued): server RSS and "
        "fds per connection, /health latency while they are open, streams finished"},
@@ -95,6 +101,7 @@ ScenarioResult run_scenario(const std::string& name, const Endpoint& ep, const S
   if (name == kAgents) run_agents(ctx, out);
   if (name == kTput) run_throughput(ctx, out);
   if (name == kConn) run_connections(ctx, out);
+  if (name == kEdit) run_edit(ctx, out);
   out.wall_ms = ctx.now_ms();
   out.options = ctx.used_knobs();
   out.options["prompt-unit"] = opt.prompt_unit;

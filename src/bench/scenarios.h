@@ -73,5 +73,6 @@ void run_hol_sequential(RunContext& ctx, ScenarioResult& out);
 void run_agents(RunContext& ctx, ScenarioResult& out);
 void run_throughput(RunContext& ctx, ScenarioResult& out);
 void run_connections(RunContext& ctx, ScenarioResult& out);
+void run_edit(RunContext& ctx, ScenarioResult& out);
 
 }  // namespace baton::bench

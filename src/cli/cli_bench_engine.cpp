@@ -93,11 +93,22 @@ RunTimes one_run(engine::LlamaEngine& eng, const BenchArgs& a, uint32_t salt) {
   return t;
 }
 
+// What checking k drafted tokens costs (--speculate): a step of one sequence with 1 + k rows,
+// all wanting logits, against a plain decode row at the same context.
+struct VerifyCost {
+  int32_t rows = 0;
+  double ms = 0;
+  double ratio = 0;  // ms / a one-row step's ms
+};
+
 struct EngineFigures {
   double prefill_tok_s = 0, decode_tok_s = 0, bw_gbs = 0, bw_frac = 0, peak_gops = 0, peak_frac = 0,
          rss_mb = 0, model_mb = 0, bytes_per_token = 0, params_per_token = 0;
   int threads = 0;
+  std::vector<VerifyCost> verify;
 };
+
+constexpr int32_t kMaxVerifyRows = 8;
 
 EngineFigures bench_engine(const BenchArgs& a) {
   if (a.prompt < 1 || a.gen < 0 || a.runs < 1 || a.chunk < 1) {
@@ -105,7 +116,8 @@ EngineFigures bench_engine(const BenchArgs& a) {
   }
   auto eng = engine::load_llama_engine(a.model, a.engine);
   const auto info = eng->info();
-  const int32_t n_blocks = (a.prompt + a.gen + info.block_size - 1) / info.block_size;
+  const int32_t n_blocks =
+      (a.prompt + std::max(a.gen, kMaxVerifyRows) + info.block_size - 1) / info.block_size;
   eng->allocate_kv(n_blocks);
   const auto& w = eng->model().weights();
   uint64_t weight_bytes = 0;
@@ -161,17 +173,52 @@ double process_cpu_ms() {
 }
 
 double time_forward_ms(engine::LlamaEngine& eng, engine::SeqChunk& c, int32_t start, int32_t n,
-                       int32_t n_vocab, bool logits) {
+                       int32_t n_vocab, bool logits, int32_t logit_rows = 1) {
   c.start_pos = start;
   c.tokens.resize(n);
   for (int32_t k = 0; k < n; ++k) c.tokens[k] = ((start + k) * 7919 + 17) % n_vocab;
   c.want_logits = logits;
+  c.logit_rows = logit_rows;
   engine::StepBatch b;
   b.seqs.push_back(c);
   engine::StepOutput out;
   const auto t0 = std::chrono::steady_clock::now();
   eng.forward(b, out);
   return 1e3 * seconds_since(t0);
+}
+
+// Steps of 1, 2, 4 and 8 rows of one sequence at context `at`, every row wanting logits (a decode
+// row and its drafts), interleaved over the runs so that drift hits them alike; medians.
+std::vector<VerifyCost> bench_verify(engine::LlamaEngine& eng, int32_t at, int32_t runs) {
+  const auto info = eng.info();
+  engine::SeqChunk c;
+  c.request_id = 1;
+  c.block_table.resize((at + kMaxVerifyRows + info.block_size - 1) / info.block_size);
+  std::iota(c.block_table.begin(), c.block_table.end(), 0);
+  const std::vector<int32_t> rows = {1, 2, 4, kMaxVerifyRows};
+  std::vector<std::vector<double>> ms(rows.size());
+  for (int32_t r = 0; r < std::max(runs, 1) * 5; ++r) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      ms[i].push_back(time_forward_ms(eng, c, at, rows[i], info.n_vocab, true, rows[i]));
+    }
+  }
+  std::vector<VerifyCost> out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    VerifyCost v;
+    v.rows = rows[i];
+    v.ms = median(ms[i]);
+    out.push_back(v);
+  }
+  for (auto& v : out) v.ratio = out[0].ms > 0 ? v.ms / out[0].ms : 0;
+  return out;
+}
+
+// Tokens a verify of k drafts yields when each draft is right with probability p independently
+// (the sampled token after the last kept draft included): 1 + p + ... + p^k.
+double tokens_per_verify(int32_t k, double p) {
+  double sum = 0, term = 1;
+  for (int32_t i = 0; i <= k; ++i, term *= p) sum += term;
+  return sum;
 }
 
 // One sequence grows through the sorted context lengths; each timed chunk and decode row writes
@@ -270,6 +317,10 @@ void print_json(const BenchArgs& a, const EngineFigures* f, const std::vector<Sa
          {"prefill_peak_fraction", f->peak_frac},
          {"peak_rss_mb", f->rss_mb},
          {"weights_plus_kv_mb", f->model_mb}};
+    auto& verify = j["verify"] = nlohmann::json::array();
+    for (const auto& v : f->verify) {
+      verify.push_back({{"rows", v.rows}, {"ms", v.ms}, {"ratio_to_decode_step", v.ratio}});
+    }
   }
   if (a.sampler) {
     auto& rows = j["sampler"] = nlohmann::json::array();
@@ -299,6 +350,15 @@ void print_text(const BenchArgs& a, const EngineFigures* f, const std::vector<Sa
     std::printf("prefill compute  %.1f%% of peak (2 x %.1fM params x %.2f tok/s)\n",
                 100 * f->peak_frac, f->params_per_token / 1e6, f->prefill_tok_s);
     std::printf("peak RSS         %.1f MB (weights + KV: %.1f MB)\n", f->rss_mb, f->model_mb);
+    for (const auto& v : f->verify) {
+      if (v.rows == 1) continue;
+      const int32_t k = v.rows - 1;
+      std::printf(
+          "verify %d drafts  %.2fx a decode step (%.2f ms); speedup at 50%% / 80%% of drafts "
+          "right: %.2fx / %.2fx\n",
+          k, v.ratio, v.ms, tokens_per_verify(k, 0.5) / v.ratio,
+          tokens_per_verify(k, 0.8) / v.ratio);
+    }
   }
   for (const auto& r : s) {
     std::printf("sampler          %-22s %6d vocab %9.1f us/call", r.config.c_str(), r.n_vocab,
@@ -317,7 +377,20 @@ void run_bench(const BenchArgs& a) {
     throw std::runtime_error("bench engine: nothing to measure without -m and with --no-sampler");
   }
   EngineFigures f;
-  if (!a.model.empty()) f = bench_engine(a);
+  if (!a.model.empty()) {
+    f = bench_engine(a);
+    auto eng = engine::load_llama_engine(a.model, a.engine);
+    const auto info = eng->info();
+    eng->allocate_kv((a.prompt + kMaxVerifyRows + info.block_size - 1) / info.block_size);
+    engine::SeqChunk fill;
+    fill.request_id = 1;
+    fill.block_table.resize((a.prompt + kMaxVerifyRows + info.block_size - 1) / info.block_size);
+    std::iota(fill.block_table.begin(), fill.block_table.end(), 0);
+    for (int32_t i = 0; i < a.prompt; i += a.chunk) {
+      time_forward_ms(*eng, fill, i, std::min(a.chunk, a.prompt - i), info.n_vocab, false);
+    }
+    f.verify = bench_verify(*eng, a.prompt, a.runs);
+  }
   std::vector<SamplerBenchRow> s;
   if (a.sampler) s = bench_sampler({32000, 128256});
   const EngineFigures* fp = a.model.empty() ? nullptr : &f;

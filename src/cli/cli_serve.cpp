@@ -268,6 +268,26 @@ void add_sched_flags(CLI::App* cmd, sched::SchedConfig& s, bool& no_prefix_cache
                   "each prompt's last full block); 0 = auto from the state's size")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--speculate",
+         [&s](const std::string& v) {
+           s.speculate = v == "ngram"    ? sched::SpeculateMode::Ngram
+                         : v == "suffix" ? sched::SpeculateMode::Suffix
+                                         : sched::SpeculateMode::Off;
+         },
+         "ngram: decoding requests draft tokens by looking up their last tokens earlier in their "
+         "own prompt and output, and check the drafts in the step; suffix: then in recent "
+         "requests' outputs too; the output is the same bytes as with off")
+      ->check(CLI::IsMember({"off", "ngram", "suffix"}))
+      ->default_str("off");
+  cmd->add_option("--draft-max", s.draft_max, "--speculate: most tokens drafted per step")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--spec-corpus-tokens", s.spec_corpus_tokens,
+                  "--speculate suffix: tokens of recent outputs kept to draft from (the oldest "
+                  "go first)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24))
+      ->capture_default_str();
   cmd->add_option("--kv-disk-dir", s.kv_disk_dir,
                   "directory of the KV disk tier: prefixes evicted from RAM or kept across "
                   "restarts are restored from it instead of recomputed (needs --kv-disk-space-mb)");

@@ -46,6 +46,9 @@ struct SeqChunk {
   std::vector<int32_t> block_table;
   bool want_logits = false;  // logits of the chunk's last token (decode rows, final prefill chunk)
   std::vector<StateCheckpoint> checkpoints;  // hybrid models only; in increasing pos
+  // With want_logits: logits of the chunk's last `logit_rows` tokens, one entry each. A decode
+  // row followed by drafted tokens (speculation) wants every row, to check each draft.
+  int32_t logit_rows = 1;
 };
 
 struct StepBatch {
@@ -57,7 +60,8 @@ struct StepBatch {
   }
 };
 
-// Logits for every SeqChunk with want_logits, in batch order: logits[k] has n_vocab floats.
+// Logits for every SeqChunk with want_logits, in batch order (logit_rows entries for a chunk, in
+// position order, each with the chunk's request id): logits[k] has n_vocab floats.
 struct StepOutput {
   std::vector<uint64_t> request_ids;
   std::vector<std::vector<float>> logits;

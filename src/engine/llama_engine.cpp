@@ -149,6 +149,7 @@ void LlamaEngine::forward(const StepBatch& batch, StepOutput& out) {
     m.block_table = s.block_table.data();
     m.n_table = static_cast<int32_t>(s.block_table.size());
     m.want_logits = s.want_logits;
+    m.logit_rows = s.logit_rows;
     m.seq_id = s.request_id;
     m.captures = captures[i].data();
     m.n_captures = static_cast<int32_t>(captures[i].size());
@@ -157,7 +158,8 @@ void LlamaEngine::forward(const StepBatch& batch, StepOutput& out) {
   out.request_ids.clear();
   model_->forward(slices, out.logits);
   for (const auto& s : batch.seqs) {
-    if (s.want_logits) out.request_ids.push_back(s.request_id);
+    if (!s.want_logits) continue;
+    for (int32_t r = 0; r < s.logit_rows; ++r) out.request_ids.push_back(s.request_id);
   }
 }
 

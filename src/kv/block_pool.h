@@ -52,6 +52,8 @@ class BlockPool {
   int32_t available() const { return static_cast<int32_t>(free_.size() + lru_.size()); }
   int32_t used() const { return n_blocks() - available(); }  // pinned by someone
   int32_t cached_unreferenced() const { return static_cast<int32_t>(lru_.size()); }
+  // Blocks allocate() gives without evicting a cached prefix.
+  int32_t free_uncached() const { return static_cast<int32_t>(free_.size()); }
   int32_t refcount(int32_t block) const;
   const PoolStats& stats() const { return stats_; }
 

@@ -105,6 +105,10 @@ void LlamaModel::validate(const std::vector<SeqSlice>& seqs) const {
     if (s.n_tokens < 0 || (s.n_tokens > 0 && !s.tokens)) {
       throw std::runtime_error(fmt::format("batch seq {}: bad token list", i));
     }
+    if (s.want_logits && (s.logit_rows < 1 || s.logit_rows > s.n_tokens)) {
+      throw std::runtime_error(fmt::format("batch seq {}: logits of {} rows of a {}-token chunk", i,
+                                           s.logit_rows, s.n_tokens));
+    }
     if (s.n_tokens == 0) {
       if (s.want_logits)
         throw std::runtime_error(
@@ -198,9 +202,11 @@ void LlamaModel::forward(const std::vector<SeqSlice>& seqs,
   for (const auto& s : seqs) {
     row_end += s.n_tokens;
     if (!s.want_logits) continue;
-    last.resize(last.size() + E);
-    rms_norm(a.x.data() + (row_end - 1) * E, w_.output_norm.data(), static_cast<int32_t>(E),
-             h_.rms_eps, last.data() + last.size() - E);
+    for (int64_t row = row_end - s.logit_rows; row < row_end; ++row) {
+      last.resize(last.size() + E);
+      rms_norm(a.x.data() + row * E, w_.output_norm.data(), static_cast<int32_t>(E), h_.rms_eps,
+               last.data() + last.size() - E);
+    }
   }
   const int64_t n_out = static_cast<int64_t>(last.size()) / E;
   if (n_out == 0) return;

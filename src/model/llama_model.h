@@ -45,6 +45,7 @@ struct SeqSlice {
   const int32_t* block_table = nullptr;
   int32_t n_table = 0;
   bool want_logits = false;
+  int32_t logit_rows = 1;  // with want_logits: logits of the last logit_rows tokens
   // Names the sequence's state (hybrid models' recurrent state, windowed layers' KV): one id per
   // sequence in a step.
   uint64_t seq_id = 0;

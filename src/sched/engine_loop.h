@@ -147,7 +147,9 @@ struct RequestStatus {
   int32_t prompt_done = 0;  // prefilled (including cached)
   int32_t cached_tokens = 0;
   int32_t generated = 0;
-  double ms_waited = 0;  // since arrival
+  double ms_waited = 0;         // since arrival
+  int64_t drafted_tokens = 0;   // --speculate: tokens drafted for it so far
+  int64_t accepted_tokens = 0;  // and confirmed
   // Parked requests only.
   std::string parked_why;  // "kv_pressure" or "prefill_preempt"
   double ms_parked = 0;    // this time

@@ -217,6 +217,8 @@ void LoopCore::publish(Clock::time_point now) {
       st.prompt_done = std::min(r->n_kv, r->n_prompt);
       st.cached_tokens = r->cached_tokens;
       st.generated = r->generated;
+      st.drafted_tokens = r->drafted_tokens;
+      st.accepted_tokens = r->accepted_tokens;
       st.ms_waited = ms_between(r->arrival, now);
       if (r->parked_since) {
         st.parked_why = r->park_why;

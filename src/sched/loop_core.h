@@ -12,6 +12,7 @@
 #include "kv/block_pool.h"
 #include "kv/disk_tier.h"
 #include "kv/state_store.h"
+#include "sched/draft_corpus.h"
 #include "sched/engine_loop.h"
 #include "sched/policy.h"
 #include "sched/request.h"
@@ -88,6 +89,17 @@ class LoopCore {
   // Runs r's stop condition on ev's token, filling ev.text; a throw is reported in `error`.
   bool stop_condition_met(Request& r, TokenEvent& ev, std::string& error);
   void commit_full_blocks(Request& r);
+  // Speculation (loop_speculate.cpp).
+  bool may_speculate(const StepPlan& plan) const;
+  void add_drafts(engine::StepBatch& batch);  // decode rows gain drafted tokens
+  void remember_output(const Request& r);     // --speculate suffix: into the corpus
+  void worth_drafting(
+      const Request& r, int32_t start_pos, const StepShape& shape,
+      std::vector<int32_t>& draft) const;  // cuts drafts that cost more than they save
+  // Samples each row of a decode chunk that carried drafts, keeping drafts while they match.
+  void verify_drafts(Request& r, const engine::SeqChunk& c,
+                     const std::vector<std::vector<float>>& logits, size_t first,
+                     Clock::time_point now);
   // The default latency target (loop_calibrate.cpp): sets config_.itl_target_ms.
   void calibrate_itl_target();
   struct Scratch {  // a calibration sequence: id, blocks, and the next position it writes
@@ -149,6 +161,7 @@ class LoopCore {
   bool work_pending_ = false;
   Metrics metrics_;
   SessionAffinity sessions_;
+  DraftCorpus corpus_{config_.spec_corpus_tokens};  // loop thread only
   std::vector<RequestStatus> running_status_;
 };
 

@@ -11,10 +11,6 @@ namespace baton::sched {
 
 namespace {
 
-bool ended(RequestState s) {
-  return s == RequestState::Finished || s == RequestState::Cancelled || s == RequestState::Failed;
-}
-
 const char* status_label(FinishReason why) {
   switch (why) {
     case FinishReason::Stop:
@@ -225,6 +221,7 @@ void LoopCore::finish(Request& r, FinishReason why, const std::string& error,
                                                                          : RequestState::Cancelled;
   release_blocks(r, why != FinishReason::Failed);
   engine_.release_sequence(r.id);
+  if (why == FinishReason::Stop || why == FinishReason::Length) remember_output(r);
   Event ev;
   ev.kind = Event::Kind::Finished;
   ev.reason = why;

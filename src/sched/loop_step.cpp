@@ -246,6 +246,7 @@ engine::StepBatch LoopCore::build_batch(const StepPlan& plan) {
     bool got = std::find(served.begin(), served.end(), r->id) != served.end();
     r->starved_steps = got ? 0 : r->starved_steps + 1;
   }
+  if (may_speculate(plan)) add_drafts(batch);
   return batch;
 }
 
@@ -258,7 +259,10 @@ StepShape LoopCore::shape_of(const engine::StepBatch& batch) {
     if (r && r->state == RequestState::Prefilling) {
       shape.add_prefill(c.start_pos, static_cast<int32_t>(c.tokens.size()));
     } else {
-      shape.add_decode(c.start_pos);
+      // A decode row and the tokens drafted after it, each a row at its own position.
+      for (int32_t i = 0; i < static_cast<int32_t>(c.tokens.size()); ++i) {
+        shape.add_decode(c.start_pos + i);
+      }
     }
   }
   return shape;
@@ -291,8 +295,9 @@ void LoopCore::run_batch(const engine::StepBatch& batch, Clock::time_point start
 void LoopCore::apply_outputs(const engine::StepBatch& batch, const engine::StepOutput& out,
                              Clock::time_point start, Clock::time_point end, double predicted_ms) {
   std::unordered_map<uint64_t, size_t> logits_of;
+  // A request's first entry: a chunk that carried drafts has one per row after it.
   for (size_t i = 0; i < out.request_ids.size() && i < out.logits.size(); ++i) {
-    logits_of[out.request_ids[i]] = i;
+    logits_of.try_emplace(out.request_ids[i], i);
   }
   int32_t decode_rows = 0, prefill_tokens = 0;
   const double step_ms = ms_between(start, end);
@@ -301,8 +306,10 @@ void LoopCore::apply_outputs(const engine::StepBatch& batch, const engine::StepO
     if (!r) continue;
     const bool prefill = r->state == RequestState::Prefilling;
     const auto n = static_cast<int32_t>(c.tokens.size());
-    r->n_kv += n;
-    (prefill ? prefill_tokens : decode_rows) += prefill ? n : 1;
+    // Drafted tokens join the KV only as verify_drafts keeps them.
+    const bool drafted = !prefill && c.want_logits && c.logit_rows > 1;
+    r->n_kv += drafted ? 1 : n;
+    (prefill ? prefill_tokens : decode_rows) += prefill ? n : (drafted ? n : 1);
     if (prefill) {
       r->prefill_chunks.push_back({n, step_ms});
       // The step's time beside what the cost model predicted for it: the log shows how well
@@ -313,9 +320,15 @@ void LoopCore::apply_outputs(const engine::StepBatch& batch, const engine::StepO
     }
     if (c.want_logits) {
       auto it = logits_of.find(c.request_id);
-      if (it == logits_of.end() ||
-          out.logits[it->second].size() < static_cast<size_t>(info_.n_vocab)) {
+      const auto rows = static_cast<size_t>(std::max(1, c.logit_rows));
+      bool complete = it != logits_of.end() && it->second + rows <= out.logits.size();
+      for (size_t k = 0; complete && k < rows; ++k) {
+        complete = out.logits[it->second + k].size() >= static_cast<size_t>(info_.n_vocab);
+      }
+      if (!complete) {
         finish(*r, FinishReason::Failed, "engine returned no logits for this request", end);
+      } else if (drafted) {
+        verify_drafts(*r, c, out.logits, it->second, end);
       } else {
         emit_token(*r, out.logits[it->second].data(), end);
       }

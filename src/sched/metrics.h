@@ -51,6 +51,11 @@ struct Metrics {
   // Longest step of each kind since start: a stream in every step never waits longer than the
   // longest step, so benchmarks compare its worst gap with this.
   std::map<std::string, double> max_step_seconds;
+  // Speculation (--speculate): tokens proposed and confirmed, and the steps that verified
+  // drafts; tokens per verify = (accepted + verify steps) / verify steps.
+  uint64_t spec_drafted_tokens_total = 0;
+  uint64_t spec_accepted_tokens_total = 0;
+  uint64_t spec_verify_rows_total = 0;  // decode rows that carried drafts
   int64_t kv_blocks_total = 0;
   int64_t kv_block_tokens = 0;      // positions per block
   int64_t kv_blocks_used = 0;       // pinned by live requests

@@ -62,6 +62,11 @@ bool Channel::full() const {
   return queue_.size() >= capacity_;
 }
 
+size_t Channel::room() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queue_.size() >= capacity_ ? 0 : capacity_ - queue_.size();
+}
+
 bool Channel::try_push_token(TokenEvent ev) {
   {
     std::lock_guard<std::mutex> lock(mu_);

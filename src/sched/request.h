@@ -20,6 +20,10 @@ using Clock = std::chrono::steady_clock;
 
 double ms_between(Clock::time_point a, Clock::time_point b);
 
+inline bool ended(RequestState s) {
+  return s == RequestState::Finished || s == RequestState::Cancelled || s == RequestState::Failed;
+}
+
 // The bounded per-request queue of events (the RequestHandle the server holds). The loop never
 // blocks on it: try_push refuses a token when the queue is full, and the loop pauses that
 // request (and fails it after send_stall_timeout_ms).
@@ -38,6 +42,7 @@ class Channel : public RequestHandle {
   void set_state(RequestState s) { state_.store(s); }
   bool full() const;
   bool try_push_token(TokenEvent ev);  // false when full
+  size_t room() const;                 // tokens try_push_token would take now
   void push_final(Event ev);           // always delivered, even past capacity
 
  private:
@@ -94,6 +99,12 @@ struct Request {
   int32_t generated = 0;           // tokens sent (EOG excluded)
   bool failed_by_request = false;  // a Failed finish caused by what the request asked for
   int32_t starved_steps = 0;
+
+  // Speculation: the next draft's length (adapted to how many of the last were right) and
+  // what was drafted and accepted so far.
+  int32_t draft_length = 0;
+  int64_t drafted_tokens = 0;
+  int64_t accepted_tokens = 0;
 
   // Parking.
   int32_t parks = 0;

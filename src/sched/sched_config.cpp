@@ -22,11 +22,15 @@ std::string SchedConfig::describe() const {
       "max_step_ms={} "
       "kv_ram_mb={} kv_blocks={} prefix_cache={} prefill_preempt={} preempt_min_tokens={} "
       "preempt_max_per_request={} preempt_max_wait_s={} park_ram_mb={} kv_disk={} "
-      "state_ram_mb={} state_checkpoint_blocks={}",
+      "state_ram_mb={} state_checkpoint_blocks={} speculate={}",
       parallel, prefill_chunk, mixed_prefill_chunk, itl, step, ram, blocks,
       prefix_cache ? "on" : "off", prefill_preempt ? "on" : "off", preempt_min_tokens,
       preempt_max_per_request, preempt_max_wait_s, park_ram_mb, disk, state_ram_mb,
-      state_checkpoint_blocks > 0 ? fmt::format("{}", state_checkpoint_blocks) : "auto");
+      state_checkpoint_blocks > 0 ? fmt::format("{}", state_checkpoint_blocks) : "auto",
+      speculate == SpeculateMode::Off ? std::string("off")
+      : speculate == SpeculateMode::Ngram
+          ? fmt::format("ngram(draft_max={})", draft_max)
+          : fmt::format("suffix(draft_max={} corpus_tokens={})", draft_max, spec_corpus_tokens));
 }
 
 }  // namespace baton::sched

@@ -4,6 +4,8 @@
 
 namespace baton::sched {
 
+enum class SpeculateMode { Off, Ngram, Suffix };
+
 struct SchedConfig {
   int32_t parallel = 1;               // --parallel / --batched-session: requests running at once
   int32_t max_queue = 256;            // --max-queue: waiting requests beyond `parallel`
@@ -40,6 +42,13 @@ struct SchedConfig {
   // each prompt's last full block.
   int64_t state_ram_mb = 1024;
   int32_t state_checkpoint_blocks = 0;
+  // --speculate off|ngram|suffix and --draft-max: decoding requests propose tokens from an
+  // n-gram lookup over their own sequence (suffix: then over recent requests' outputs too, at
+  // most --spec-corpus-tokens of them) and check them in the step (lossless: the output is the
+  // same bytes as without). Only in steps without prefill work, within the latency target.
+  SpeculateMode speculate = SpeculateMode::Off;
+  int32_t draft_max = 8;
+  int64_t spec_corpus_tokens = 65536;
   // The startup line, e.g. "batched mode: parallel=3 prefill_chunk=2048 ...".
   std::string describe() const;
 };

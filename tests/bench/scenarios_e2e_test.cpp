@@ -191,6 +191,27 @@ TEST(ScenarioE2E, AgentsNameTheirSessionInHeaders) {
   }
 }
 
+// edit: each copy stream's prompt is a text, the server's continuation of it, and the text again.
+TEST(ScenarioE2E, EditPromptsRepeatTheServersOwnContinuation) {
+  MockServer srv;
+  auto r = run(srv, "edit", {{"streams", 2}, {"prompt-tokens", 12}, {"decode-tokens", 5}});
+  ASSERT_EQ(r.requests.size(), 3u) << "one prose stream and two copy streams";
+  expect_all_ok(r);
+  const auto bodies = srv.bodies();
+  ASSERT_EQ(bodies.size(), 5u) << "two continuations, then the three timed streams";
+  for (size_t i = 0; i < 2; ++i) {
+    const std::string text = bodies[i]["prompt"];
+    int copies = 0;
+    for (size_t j = 2; j < bodies.size(); ++j) {
+      const std::string p = bodies[j]["prompt"];
+      if (p.starts_with(text) && p.ends_with("\n\n" + text)) ++copies;
+    }
+    EXPECT_EQ(copies, 1) << "text " << i;
+  }
+  EXPECT_GT(figure(r, "copy streams' decode").value, 0);
+  EXPECT_FALSE(std::isnan(figure(r, "prose stream's worst gap").value));
+}
+
 TEST(ScenarioE2E, Throughput) {
   MockServer srv;
   auto r = run(srv, "throughput", {{"streams", 3}, {"prompt-tokens", 10}, {"decode-tokens", 12}});

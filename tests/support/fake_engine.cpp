@@ -49,8 +49,13 @@ int32_t FakeEngine::n_blocks() const {
   return static_cast<int32_t>(kv_.size());
 }
 
-int32_t FakeEngine::expected_next(const std::vector<int32_t>& seq, int32_t n_vocab) {
+int32_t FakeEngine::expected_next(const std::vector<int32_t>& seq, int32_t n_vocab,
+                                  int32_t copy_period) {
   uint64_t h = XXH3_64bits(seq.data(), seq.size() * sizeof(int32_t));
+  // Three times in four it copies; otherwise (and before a period has passed) the hash decides.
+  if (copy_period > 0 && seq.size() >= static_cast<size_t>(copy_period) && h % 4 != 0) {
+    return seq[seq.size() - static_cast<size_t>(copy_period)];
+  }
   return static_cast<int32_t>(h % static_cast<uint64_t>(n_vocab));
 }
 
@@ -58,7 +63,7 @@ std::vector<int32_t> FakeEngine::reference(std::vector<int32_t> prompt, int32_t 
                                            bool ignore_eos) const {
   std::vector<int32_t> out;
   for (int32_t i = 0; i < n; ++i) {
-    int32_t t = expected_next(prompt, cfg_.n_vocab);
+    int32_t t = expected_next(prompt, cfg_.n_vocab, cfg_.copy_period);
     out.push_back(t);
     if (t == cfg_.eog_id && !ignore_eos) break;
     prompt.push_back(t);
@@ -176,9 +181,9 @@ size_t FakeEngine::live_states() const {
   return states_.size();
 }
 
-std::vector<float> FakeEngine::logits_for(const SeqChunk& c) const {
+std::vector<float> FakeEngine::logits_for(const SeqChunk& c, int32_t row) const {
   // Read the whole sequence back from the KV blocks, as attention would.
-  const int32_t last = c.start_pos + static_cast<int32_t>(c.tokens.size()) - 1;
+  const int32_t last = c.start_pos + row;
   std::vector<int32_t> seq(static_cast<size_t>(last) + 1);
   for (int32_t p = 0; p <= last; ++p) {
     int32_t t = kv_[c.block_table[p / cfg_.block_size]][p % cfg_.block_size];
@@ -188,11 +193,12 @@ std::vector<float> FakeEngine::logits_for(const SeqChunk& c) const {
     }
     seq[p] = t;
   }
-  if (cfg_.recurrent && states_.at(c.request_id) != seq) {
+  if (cfg_.recurrent && row + 1 == static_cast<int32_t>(c.tokens.size()) &&
+      states_.at(c.request_id) != seq) {
     throw std::logic_error("fake engine: request " + std::to_string(c.request_id) +
                            "'s recurrent state differs from its KV");
   }
-  int32_t next = expected_next(seq, cfg_.n_vocab);
+  int32_t next = expected_next(seq, cfg_.n_vocab, cfg_.copy_period);
   std::vector<float> logits(static_cast<size_t>(cfg_.n_vocab), -2.0f);
   logits[next] = 6.0f;
   logits[(next + 1) % cfg_.n_vocab] = 3.0f;  // a runner-up for top-logprob reports
@@ -234,8 +240,15 @@ void FakeEngine::forward(const StepBatch& batch, StepOutput& out) {
   }
   for (const auto& c : batch.seqs) {
     if (!c.want_logits) continue;
-    out.request_ids.push_back(c.request_id);
-    out.logits.push_back(logits_for(c));
+    const auto n = static_cast<int32_t>(c.tokens.size());
+    if (c.logit_rows < 1 || c.logit_rows > n) {
+      throw std::logic_error("fake engine: logits of " + std::to_string(c.logit_rows) +
+                             " rows of a " + std::to_string(n) + "-token chunk");
+    }
+    for (int32_t row = n - c.logit_rows; row < n; ++row) {
+      out.request_ids.push_back(c.request_id);
+      out.logits.push_back(logits_for(c, row));
+    }
   }
 }
 

@@ -34,6 +34,9 @@ struct FakeEngineConfig {
   // gets an error instead of an answer.
   bool recurrent = false;
   uint64_t state_bytes = 4096;  // recurrent mode: info().state_bytes_per_seq
+  // > 0: the model mostly copies, predicting the token copy_period positions back (as a model
+  // continuing a text it was given does), so drafts from an n-gram lookup are often right.
+  int32_t copy_period = 0;
 };
 
 class FakeEngine : public Engine {
@@ -55,7 +58,8 @@ class FakeEngine : public Engine {
   std::span<uint8_t> kv_block(int32_t block) override;
 
   // The token the fake model predicts after `seq` (the argmax of its logits).
-  static int32_t expected_next(const std::vector<int32_t>& seq, int32_t n_vocab);
+  static int32_t expected_next(const std::vector<int32_t>& seq, int32_t n_vocab,
+                               int32_t copy_period = 0);
   // The next `n` tokens a greedy request with `prompt` gets alone (stops after eog unless
   // ignore_eos).
   std::vector<int32_t> reference(std::vector<int32_t> prompt, int32_t n, bool ignore_eos) const;
@@ -78,7 +82,8 @@ class FakeEngine : public Engine {
 
  private:
   void check_chunk(const SeqChunk& c) const;
-  std::vector<float> logits_for(const SeqChunk& c) const;
+  // The logits after the chunk's token at index `row`.
+  std::vector<float> logits_for(const SeqChunk& c, int32_t row) const;
   void run_state(const SeqChunk& c);
 
   FakeEngineConfig cfg_;

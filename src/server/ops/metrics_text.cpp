@@ -233,6 +233,16 @@ void affinity_counters(std::string& out, const sched::AffinityTotals& a) {
         a.sessions);
 }
 
+void speculation_counters(std::string& out, const sched::Metrics& m) {
+  counter(out, "baton_spec_drafted_tokens_total",
+          "Tokens drafted by --speculate and checked in a step.", m.spec_drafted_tokens_total);
+  counter(out, "baton_spec_accepted_tokens_total",
+          "Drafted tokens the model confirmed (each saved a step).", m.spec_accepted_tokens_total);
+  counter(out, "baton_spec_verify_rows_total",
+          "Decode rows that carried drafts; tokens per verify = (accepted + these) / these.",
+          m.spec_verify_rows_total);
+}
+
 void http_counters(std::string& out, const ServerCounters& s) {
   labelled(out, "baton_http_responses_total", "code", "counter", "HTTP responses by status code.",
            s.http_responses);
@@ -270,6 +280,7 @@ std::string render_metrics(const sched::Metrics& m, const ServerCounters& s,
   kv_disk(out, m);
   work_counters(out, m);
   affinity_counters(out, m.affinity);
+  speculation_counters(out, m);
   http_counters(out, s);
   process_figures(out, p);
   return out;

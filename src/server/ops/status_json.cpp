@@ -54,6 +54,10 @@ json request_json(const sched::RequestStatus& r) {
             {"cached_tokens", r.cached_tokens},
             {"generated", r.generated},
             {"ms_waited", r.ms_waited}};
+  if (r.drafted_tokens > 0) {
+    j["drafted_tokens"] = r.drafted_tokens;
+    j["accepted_tokens"] = r.accepted_tokens;
+  }
   if (r.state == sched::RequestState::Parked) {
     j["why"] = r.parked_why;
     j["position"] = r.position;
