@@ -93,8 +93,17 @@ struct SpecRun {
   std::vector<engine::StepBatch> steps;
 };
 
+// Steps cost a fixed millisecond of real time and rows next to nothing (a large model reading
+// its weights): the fitted cost model then finds drafts worth their rows whatever the machine's
+// noise, so how many are made does not depend on it.
+FakeEngineConfig steps_cost_time(FakeEngineConfig e) {
+  e.sleep_us_per_step = 1000;
+  e.sleep_us_per_token = 0;
+  return e;
+}
+
 FakeEngineConfig copying() {
-  FakeEngineConfig e = testing::small_blocks();
+  FakeEngineConfig e = steps_cost_time(testing::small_blocks());
   e.copy_period = 24;
   return e;
 }
@@ -182,7 +191,8 @@ TEST(Speculation, DraftsNeverRideInAStepWithPrefillWork) {
 // A request that repeats what an earlier one generated (the same prompt again, on a model that
 // does not copy within a sequence) drafts from the corpus of recent outputs, and keeps them.
 TEST(Speculation, SuffixModeDraftsFromOtherRequestsOutputs) {
-  FakeEngineConfig hashing = testing::small_blocks();  // copy_period 0: no repeats within one
+  // copy_period 0: no repeats within one request.
+  const FakeEngineConfig hashing = steps_cost_time(testing::small_blocks());
   const std::vector<GenerateRequest> first = {greedy(make_prompt(40, 11), 40)};
   std::vector<GenerateRequest> both = first;
   both.push_back(greedy(make_prompt(40, 11), 40));
