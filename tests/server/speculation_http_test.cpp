@@ -177,7 +177,9 @@ TEST(SpeculationHttp, AStoryModelsAnswersAreTheSameBytesWithAndWithoutDrafts) {
   BATON_REQUIRE_SHARED(model, "models/stories260K.gguf");
   const Compared c = compare(model.string(), requests(10), "suffix");
   EXPECT_GT(c.stopped, 0u) << "a stop string ended some answers";
-  EXPECT_GT(c.accepted, 100) << "drafts were kept (" << c.drafted << " drafted)";
+  // How many are made follows the fitted step cost (on a model this small a row is a good part of
+  // a step), but every request drafts at least once and about half of the drafts are right.
+  EXPECT_GT(c.accepted, 20) << "drafts were kept (" << c.drafted << " drafted)";
   EXPECT_LT(c.accepted, c.drafted) << "and some were dropped";
 }
 
