@@ -110,6 +110,9 @@ struct EngineFigures {
 
 constexpr int32_t kMaxVerifyRows = 8;
 
+// Defined below with the other single-step timings.
+std::vector<VerifyCost> bench_verify(engine::LlamaEngine& eng, int32_t at, int32_t runs);
+
 EngineFigures bench_engine(const BenchArgs& a) {
   if (a.prompt < 1 || a.gen < 0 || a.runs < 1 || a.chunk < 1) {
     throw std::runtime_error("bench engine: need -p >= 1, -n >= 0, --runs >= 1, --chunk >= 1");
@@ -141,6 +144,8 @@ EngineFigures bench_engine(const BenchArgs& a) {
     dec.push_back(t.decode_tok_s);
   }
   EngineFigures f;
+  // The last run left its prompt's KV in place: verify steps start right after it.
+  f.verify = bench_verify(*eng, a.prompt, a.runs);
   // Peak RSS before the bandwidth probe, whose 1 GiB buffer would otherwise dominate it.
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
@@ -377,20 +382,7 @@ void run_bench(const BenchArgs& a) {
     throw std::runtime_error("bench engine: nothing to measure without -m and with --no-sampler");
   }
   EngineFigures f;
-  if (!a.model.empty()) {
-    f = bench_engine(a);
-    auto eng = engine::load_llama_engine(a.model, a.engine);
-    const auto info = eng->info();
-    eng->allocate_kv((a.prompt + kMaxVerifyRows + info.block_size - 1) / info.block_size);
-    engine::SeqChunk fill;
-    fill.request_id = 1;
-    fill.block_table.resize((a.prompt + kMaxVerifyRows + info.block_size - 1) / info.block_size);
-    std::iota(fill.block_table.begin(), fill.block_table.end(), 0);
-    for (int32_t i = 0; i < a.prompt; i += a.chunk) {
-      time_forward_ms(*eng, fill, i, std::min(a.chunk, a.prompt - i), info.n_vocab, false);
-    }
-    f.verify = bench_verify(*eng, a.prompt, a.runs);
-  }
+  if (!a.model.empty()) f = bench_engine(a);
   std::vector<SamplerBenchRow> s;
   if (a.sampler) s = bench_sampler({32000, 128256});
   const EngineFigures* fp = a.model.empty() ? nullptr : &f;

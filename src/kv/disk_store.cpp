@@ -120,20 +120,17 @@ void DiskStore::scan() {
 }
 
 void DiskStore::refresh_if_changed() {
-  constexpr int64_t kFullListingNs = 5'000'000'000;
-  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now().time_since_epoch())
-                          .count();
-  const int64_t dir_mtime = dir_.mtime_ns();
-  if (dir_mtime == listed_dir_mtime_ && now - listed_at_ns_ < kFullListingNs) return;
+  constexpr auto kFullListing = std::chrono::seconds(5);
+  if (dir_.mtime_ns() == listed_dir_mtime_ &&
+      std::chrono::steady_clock::now() - listed_at_ < kFullListing) {
+    return;
+  }
   refresh(false);
 }
 
 void DiskStore::refresh(bool leftovers) {
   listed_dir_mtime_ = dir_.mtime_ns();  // before listing: a change during it is seen next time
-  listed_at_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch())
-                      .count();
+  listed_at_ = std::chrono::steady_clock::now();
   std::unordered_map<std::string, int64_t> listed;  // segment name -> mtime
   for (const auto& e : dir_.list()) {
     if (e.directory) continue;

@@ -17,6 +17,7 @@
 // when it changed (refresh) and so indexes what the others wrote, eviction decides from the
 // directory's real contents under the directory lock, and a file another process removed is
 // dropped from the index without counting an error.
+#include <chrono>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -135,6 +136,8 @@ class DiskStore {
     OpenFile& operator=(const OpenFile&) = delete;
     ~OpenFile();
   };
+  // Opens o.name for buffered reads, noting whether another process removed it.
+  void open_buffered(OpenFile& o) const;
   std::map<uint32_t, OpenFile> open_for_load(std::span<const DiskBlock> expected,
                                              size_t limit) const;
 
@@ -149,7 +152,7 @@ class DiskStore {
   DiskStoreStats stats_;
   std::unordered_set<int> logged_kinds_;
   int64_t listed_dir_mtime_ = -1;  // the directory's time at the last full listing
-  int64_t listed_at_ns_ = 0;       // steady clock at the last full listing
+  std::chrono::steady_clock::time_point listed_at_;  // when the last full listing was taken
 };
 
 // "kv-<fingerprint>-<first block hash>.kvseg": names are unique per segment and say whose it is.

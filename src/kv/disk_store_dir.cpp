@@ -25,6 +25,10 @@ std::string random_hex() {
   return fmt::format("{:016x}", v);
 }
 
+int64_t stat_mtime_ns(const struct stat& st) {
+  return int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+}
+
 std::string without_trailing_slashes(std::string p) {
   while (p.size() > 1 && p.back() == '/') p.pop_back();
   return p;
@@ -115,7 +119,7 @@ std::vector<DiskDir::Entry> DiskDir::list() const {
     en.regular = S_ISREG(st.st_mode);
     en.directory = S_ISDIR(st.st_mode);
     en.bytes = en.regular ? static_cast<uint64_t>(st.st_size) : 0;
-    en.mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+    en.mtime_ns = stat_mtime_ns(st);
     out.push_back(std::move(en));
   }
   ::closedir(d);
@@ -173,7 +177,7 @@ int64_t DiskDir::free_bytes() const {
 int64_t DiskDir::mtime_ns() const {
   struct stat st {};
   if (::fstat(fd_.fd, &st) != 0) return -1;
-  return int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+  return stat_mtime_ns(st);
 }
 
 std::string DiskDir::publish(const std::string& tmp, const std::string& name) const {
@@ -193,8 +197,7 @@ std::string DiskDir::publish(const std::string& tmp, const std::string& name) co
 }
 
 DiskDir::Lock::Lock(const DiskDir& dir) : fd_(dir.lock_fd_.fd) {
-  while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
-  }
+  claim(fd_);
 }
 
 DiskDir::Lock::~Lock() {

@@ -140,6 +140,11 @@ class BounceBuffer {
 
 }  // namespace
 
+void DiskStore::open_buffered(OpenFile& o) const {
+  o.fd = dir_.open_read(o.name);
+  o.vanished = o.fd < 0 && errno == ENOENT;
+}
+
 // Blocks are read with O_DIRECT where the filesystem allows it: read through the page cache,
 // a restore after a restart runs at the speed the kernel finds fresh page-cache memory (0.5-0.7
 // GB/s measured on a VM, against 1.7-3.4 GB/s direct). Where direct reads are refused, every
@@ -162,8 +167,7 @@ std::map<uint32_t, DiskStore::OpenFile> DiskStore::open_for_load(
     }
   }
   for (auto& [id, o] : files) {
-    o.fd = dir_.open_read(o.name);
-    o.vanished = o.fd < 0 && errno == ENOENT;
+    open_buffered(o);
     o.direct_fd = o.fd >= 0 ? dir_.open_read(o.name, true) : -1;
     if (o.fd >= 0 && o.direct_fd < 0) {
       ::posix_fadvise(o.fd, off_t(o.begin), off_t(o.end - o.begin), POSIX_FADV_WILLNEED);
@@ -206,11 +210,11 @@ size_t DiskStore::load(std::span<const DiskBlock> expected, std::span<uint8_t* c
     }
     // Opened up front, unless the file was written since.
     auto [it, fresh] = open.try_emplace(loc.file);
-    if (fresh) {
-      it->second.fd = dir_.open_read(name);
-      it->second.vanished = it->second.fd < 0 && errno == ENOENT;
-    }
     OpenFile& file = it->second;
+    if (fresh) {
+      file.name = name;
+      open_buffered(file);
+    }
     if (file.vanished) {
       // Another process evicted it: a miss, not a fault. The load stops where it was.
       std::lock_guard<std::mutex> lock(mu_);

@@ -19,19 +19,13 @@ void DraftCorpus::add(std::span<const int32_t> output) {
 
 std::vector<int32_t> DraftCorpus::draft(std::span<const int32_t> context,
                                         const NgramDraftOptions& o) const {
-  const auto len = static_cast<int64_t>(context.size());
-  if (o.max_draft < 1 || o.min_ngram < 1) return {};
-  for (int64_t n = std::min<int64_t>(o.max_ngram, len); n >= o.min_ngram; --n) {
-    const auto suffix = context.subspan(static_cast<size_t>(len - n));
+  if (o.min_ngram < 1) return {};
+  for (int64_t n = std::min<int64_t>(o.max_ngram, static_cast<int64_t>(context.size()));
+       n >= o.min_ngram; --n) {
+    const auto suffix = context.last(static_cast<size_t>(n));
     for (auto out = outputs_.rbegin(); out != outputs_.rend(); ++out) {
-      const auto& t = *out;
-      // Newest first within an output too; something must follow the occurrence.
-      for (int64_t start = static_cast<int64_t>(t.size()) - n - 1; start >= 0; --start) {
-        if (!std::equal(suffix.begin(), suffix.end(), t.begin() + start)) continue;
-        const int64_t from = start + n;
-        const int64_t to = std::min<int64_t>(static_cast<int64_t>(t.size()), from + o.max_draft);
-        return {t.begin() + from, t.begin() + to};
-      }
+      auto d = continuation_after(*out, suffix, o.max_draft);
+      if (!d.empty()) return d;
     }
   }
   return {};

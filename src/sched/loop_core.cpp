@@ -179,6 +179,7 @@ Metrics LoopCore::metrics() const {
   std::lock_guard<std::mutex> lock(mu_);
   Metrics m = metrics_;
   m.draining = !admitting_;
+  m.affinity = sessions_.totals();
   return m;
 }
 
@@ -192,6 +193,7 @@ StatusSnapshot LoopCore::status() const {
   std::lock_guard<std::mutex> lock(mu_);
   s.metrics = metrics_;
   s.metrics.draining = !admitting_;
+  s.metrics.affinity = sessions_.totals();
   s.sessions = sessions_.recent(kStatusSessions, now);
   s.requests = running_status_;
   for (const auto& r : waiting_) {

@@ -237,7 +237,6 @@ void LoopCore::finish(Request& r, FinishReason why, const std::string& error,
       metrics_.max_queue_wait_ms = std::max(metrics_.max_queue_wait_ms, ev.stats.queue_ms);
     } else {
       sessions_.record(r.params.session, r.n_prompt, r.cached_tokens, now);
-      metrics_.affinity = sessions_.totals();
     }
   }
   auto line = fmt::format(

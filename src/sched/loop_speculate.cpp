@@ -43,9 +43,8 @@ void LoopCore::worth_drafting(const Request& r, int32_t start_pos, const StepSha
   size_t worth = 0;
   for (size_t j = 0; j < draft.size(); ++j) {
     chance *= right;
-    StepShape row;
-    row.add_decode(start_pos + 1 + static_cast<int32_t>(j));
-    if (chance * step_ms < m.ms_per_decode_row + m.ms_per_kpair * row.kpairs) break;
+    const double kpairs = attention_kpairs(start_pos + 1 + static_cast<int32_t>(j), 1);
+    if (chance * step_ms < m.ms_per_decode_row + m.ms_per_kpair * kpairs) break;
     worth = j + 1;
   }
   if (r.drafted_tokens == 0) worth = std::max<size_t>(worth, std::min<size_t>(draft.size(), 1));

@@ -309,7 +309,7 @@ void LoopCore::apply_outputs(const engine::StepBatch& batch, const engine::StepO
     // Drafted tokens join the KV only as verify_drafts keeps them.
     const bool drafted = !prefill && c.want_logits && c.logit_rows > 1;
     r->n_kv += drafted ? 1 : n;
-    (prefill ? prefill_tokens : decode_rows) += prefill ? n : (drafted ? n : 1);
+    (prefill ? prefill_tokens : decode_rows) += n;  // a decode chunk: 1 row, or 1 + its drafts
     if (prefill) {
       r->prefill_chunks.push_back({n, step_ms});
       // The step's time beside what the cost model predicted for it: the log shows how well

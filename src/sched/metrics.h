@@ -94,6 +94,7 @@ struct Metrics {
   // waits for the disk itself, so this stays near zero.
   double step_io_wait_seconds = 0;
   // Requests that named their session, by whether this replica had served the session before.
+  // Filled in from the loop's session table when a snapshot is taken.
   AffinityTotals affinity;
 };
 

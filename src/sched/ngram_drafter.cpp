@@ -4,19 +4,26 @@
 
 namespace baton::sched {
 
+std::vector<int32_t> continuation_after(std::span<const int32_t> text,
+                                        std::span<const int32_t> pattern, int32_t max_draft) {
+  const auto len = static_cast<int64_t>(text.size());
+  const auto n = static_cast<int64_t>(pattern.size());
+  if (max_draft < 1 || n < 1) return {};
+  for (int64_t start = len - n - 1; start >= 0; --start) {
+    if (!std::equal(pattern.begin(), pattern.end(), text.begin() + start)) continue;
+    const int64_t from = start + n;
+    return {text.begin() + from, text.begin() + std::min(len, from + max_draft)};
+  }
+  return {};
+}
+
 std::vector<int32_t> ngram_draft(std::span<const int32_t> tokens, const NgramDraftOptions& o) {
-  const auto len = static_cast<int64_t>(tokens.size());
-  if (o.max_draft < 1 || o.min_ngram < 1) return {};
-  for (int64_t n = std::min<int64_t>(o.max_ngram, len - 1); n >= o.min_ngram; --n) {
-    const auto suffix = tokens.subspan(static_cast<size_t>(len - n));
-    // Newest first: the latest occurrence is the likeliest to continue the same way. An
-    // occurrence must end before the suffix does, so at least one token follows it.
-    for (int64_t start = len - n - 1; start >= 0; --start) {
-      if (!std::equal(suffix.begin(), suffix.end(), tokens.begin() + start)) continue;
-      const int64_t from = start + n;
-      const int64_t to = std::min(len, from + o.max_draft);
-      return {tokens.begin() + from, tokens.begin() + to};
-    }
+  if (o.min_ngram < 1) return {};
+  for (int64_t n = std::min<int64_t>(o.max_ngram, static_cast<int64_t>(tokens.size()));
+       n >= o.min_ngram; --n) {
+    // The sequence's own suffix is no earlier occurrence: nothing follows it.
+    auto d = continuation_after(tokens, tokens.last(static_cast<size_t>(n)), o.max_draft);
+    if (!d.empty()) return d;
   }
   return {};
 }

@@ -21,6 +21,13 @@ struct NgramDraftOptions {
 // A scan of the whole sequence, newest first: O(length × max_ngram) per call.
 std::vector<int32_t> ngram_draft(std::span<const int32_t> tokens, const NgramDraftOptions& o);
 
+// The tokens that followed the newest occurrence of `pattern` in `text` that some token follows,
+// at most max_draft of them; empty when there is none. Newest first: the latest occurrence is the
+// likeliest to continue the same way. Both drafters (a request's own sequence, recent outputs)
+// search with it.
+std::vector<int32_t> continuation_after(std::span<const int32_t> text,
+                                        std::span<const int32_t> pattern, int32_t max_draft);
+
 // The next draft length of a request after a verify that proposed `drafted` tokens and had
 // `accepted` of them confirmed: longer after a full acceptance, shorter after a miss, within
 // 1..max_draft.
