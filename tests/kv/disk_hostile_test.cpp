@@ -212,6 +212,31 @@ std::string refusal(const std::string& dir) {
   return "";
 }
 
+// The lock file replicas share the directory by: a link planted under its name is removed, not
+// written or locked through; a FIFO there does not stall the start; either way the tier starts
+// with a plain lock file of its own and works.
+TEST(DiskHostile, WhatIsPlantedUnderTheLockFilesNameIsReplaced) {
+  ScratchDir dir, outside;
+  const std::string lock = dir.path() + "/" + kDiskLockName;
+  const std::string target = outside.path() + "/precious";
+  std::ofstream(target) << "keep me";
+  fs::create_symlink(target, lock);
+  const auto a = chain(testing::test_layout(), 2, 0);
+  {
+    DiskStore s(options(dir.path()));
+    ASSERT_TRUE(save_chain(s, a));
+    EXPECT_EQ(load_chain(s, a), 2u);
+  }
+  EXPECT_FALSE(fs::is_symlink(fs::symlink_status(lock))) << "the link was replaced";
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(lock)));
+  EXPECT_EQ(baton::testing::read_file(target), "keep me") << "its target was never written";
+  fs::remove(lock);
+  ASSERT_EQ(::mkfifo(lock.c_str(), 0600), 0);
+  DiskStore again(options(dir.path()));  // an open that waited for a writer would hang here
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(lock)));
+  EXPECT_EQ(load_chain(again, a), 2u);
+}
+
 TEST(DiskHostile, ADirectoryOthersCanWriteIsRefusedWithTheFix) {
   ScratchDir dir;
   for (mode_t mode : {0777, 0770, 0722, 01777}) {
