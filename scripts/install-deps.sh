@@ -6,7 +6,8 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 PKGS=(build-essential cmake ninja-build pkg-config clang curl ccache
       libcpp-httplib-dev nlohmann-json3-dev libfmt-dev libcli11-dev libxxhash-dev libzstd-dev
       libpcre2-dev libgtest-dev libgmock-dev libboost1.81-dev prometheus
-      python3-jinja2 libpython3.11-dev libcurl4-openssl-dev libssl-dev haproxy)
+      python3-jinja2 libpython3.11-dev libcurl4-openssl-dev libssl-dev haproxy
+      chromium)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -101,4 +101,8 @@ const SchedConfig& EngineLoop::config() const {
   return impl_->core.config();
 }
 
+std::shared_ptr<const LiveFeed> EngineLoop::live() const {
+  return impl_->core.live();
+}
+
 }  // namespace baton::sched

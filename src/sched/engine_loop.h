@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "engine/sampling_params.h"
 #include "engine/token_constraint.h"
+#include "sched/live_feed.h"
 #include "sched/metrics.h"
 #include "sched/sched_config.h"
 
@@ -148,6 +149,10 @@ struct RequestStatus {
   int32_t cached_tokens = 0;
   int32_t generated = 0;
   double ms_waited = 0;         // since arrival
+  double ttft_ms = 0;           // arrival to first token; 0 before it
+  double max_gap_ms = 0;        // longest inter-token gap so far
+  double tokens_per_s = 0;      // generated tokens after the first, per second since it
+  int32_t disk_tokens = 0;      // prompt positions loaded from the KV disk tier
   int64_t drafted_tokens = 0;   // --speculate: tokens drafted for it so far
   int64_t accepted_tokens = 0;  // and confirmed
   // Parked requests only.
@@ -183,6 +188,8 @@ class EngineLoop {
   const SchedConfig& config() const;
   // Thread-safe: shutdown() has begun (new requests are refused).
   bool draining() const;
+  // Thread-safe: the step history live viewers read (sched/live_feed.h).
+  std::shared_ptr<const LiveFeed> live() const;
 
  private:
   struct Impl;

@@ -167,6 +167,7 @@ void LoopCore::finish_all(FinishReason why) {
   auto parked = std::move(parked_);
   parked_.clear();
   for (auto& r : parked) finish(*r, why, "", now);
+  flush_notes();
   publish(now);
 }
 
@@ -222,6 +223,13 @@ void LoopCore::publish(Clock::time_point now) {
       st.drafted_tokens = r->drafted_tokens;
       st.accepted_tokens = r->accepted_tokens;
       st.ms_waited = ms_between(r->arrival, now);
+      if (r->first_token.time_since_epoch().count() != 0) {
+        st.ttft_ms = ms_between(r->arrival, r->first_token);
+        const double decoding_s = ms_between(r->first_token, r->last_token) / 1000.0;
+        if (decoding_s > 0) st.tokens_per_s = (r->generated - 1) / decoding_s;
+      }
+      st.max_gap_ms = r->max_gap_ms;
+      st.disk_tokens = r->disk_tokens;
       if (r->parked_since) {
         st.parked_why = r->park_why;
         st.ms_parked = ms_between(*r->parked_since, now);

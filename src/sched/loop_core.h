@@ -14,6 +14,7 @@
 #include "kv/state_store.h"
 #include "sched/draft_corpus.h"
 #include "sched/engine_loop.h"
+#include "sched/live_feed.h"
 #include "sched/policy.h"
 #include "sched/request.h"
 
@@ -47,6 +48,8 @@ class LoopCore {
 
   Metrics metrics() const;
   StatusSnapshot status() const;
+  // Thread-safe: the step history live viewers read (live_feed.h).
+  std::shared_ptr<const LiveFeed> live() const { return live_; }
   const kv::BlockPool& pool() const { return pool_; }  // loop thread (or after it stopped)
   // Hybrid models: the checkpoint bookkeeping (null when none are taken), loop thread.
   const kv::StateStore* state_store() const { return states_.get(); }
@@ -128,6 +131,12 @@ class LoopCore {
   void release_blocks(Request& r, bool keep_partial);
   void publish(Clock::time_point now);
   void count_step(int32_t decode_rows, int32_t prefill_tokens, double step_ms);
+  // The live feed (loop_live.cpp): a request event for the next step record, and the record.
+  void note(const Request& r, const char* what, std::string detail);
+  void note_gap(Request& r, double gap_ms);
+  void record_step(Clock::time_point start, Clock::time_point end, double predicted_ms,
+                   std::vector<LiveRow> rows);
+  void flush_notes();  // a boundary without a forward pass that still had events
   Request* find_running(uint64_t id);
   void drop_finished();  // removes ended requests from running_
 
@@ -163,6 +172,11 @@ class LoopCore {
   SessionAffinity sessions_;
   DraftCorpus corpus_{config_.spec_corpus_tokens};  // loop thread only
   std::vector<RequestStatus> running_status_;
+
+  std::shared_ptr<LiveFeed> live_ = std::make_shared<LiveFeed>();
+  std::vector<LiveEvent> live_events_;  // loop thread: noted since the last record
+  LiveGap live_gap_;                    // loop thread: the worst gap of the step being applied
+  uint64_t live_next_seq_ = 0;          // loop thread: the seq of the step being applied
 };
 
 // Blocks for the pool: --kv-ram-mb ÷ kv_bytes_per_block, or ctx × parallel plus headroom.

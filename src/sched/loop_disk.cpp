@@ -148,6 +148,7 @@ bool LoopCore::start_disk_load(Request& r, int32_t tail_block, int32_t tail_toke
   r.loading_tail = tail_matched;
   log::info("req={} loading {} tokens of its prefix from the disk tier ({} were in RAM)", r.id,
             r.loading_full * bs + tail_matched, r.n_kv);
+  note(r, "loading", fmt::format("{} tokens from the disk tier", r.loading_full * bs + tail_matched));
   disk_->load(std::move(job));
   return true;
 }
@@ -156,9 +157,11 @@ void LoopCore::finish_load(Request& r, size_t n_blocks, Clock::time_point now) {
   const int32_t bs = pool_.block_size();
   const auto wanted = static_cast<int32_t>(r.block_table.size()) - r.n_named_blocks;  // loading
   const auto loaded = static_cast<int32_t>(n_blocks);
+  const int32_t before = r.n_kv;
   r.n_kv += std::min(loaded, r.loading_full) * bs;
   // The tail block is used for its matching positions only; the prefill overwrites the rest.
   if (r.loading_tail > 0 && loaded > r.loading_full) r.n_kv += r.loading_tail;
+  r.disk_tokens += r.n_kv - before;
   r.loading_full = r.loading_tail = 0;
   commit_full_blocks(r);  // the loaded blocks become RAM prefix-cache blocks
   // The sequence's state starts from the checkpoint that came with the run (named by then).
@@ -168,6 +171,7 @@ void LoopCore::finish_load(Request& r, size_t n_blocks, Clock::time_point now) {
   r.channel->set_state(RequestState::Prefilling);
   const double ms = r.loading_since ? ms_between(*r.loading_since, now) : 0;
   r.loading_since.reset();
+  note(r, "loaded", fmt::format("{} tokens in {:.0f} ms", r.n_kv - before, ms));
   log::info(
       "req={} loaded {} of {} blocks from the disk tier in {:.1f} ms: {}/{} positions "
       "ready, {} to compute",

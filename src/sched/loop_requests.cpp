@@ -82,6 +82,9 @@ void LoopCore::admit(const std::vector<uint64_t>& ids, Clock::time_point now) {
     log::info(
         "req={} admitted: prompt {} tokens, {} reused from cache, max_tokens {}, queued {:.1f} ms",
         r->id, r->n_prompt, r->cached_tokens, r->params.max_tokens, ms_between(r->arrival, now));
+    note(*r, "admitted",
+         fmt::format("prompt {} tokens, {} cached, queued {:.0f} ms", r->n_prompt,
+                     r->cached_tokens, ms_between(r->arrival, now)));
     running_.push_back(std::move(r));
   }
 }
@@ -102,6 +105,9 @@ void LoopCore::park(Request& r, const char* why, bool keep_blocks, Clock::time_p
   r.paused_since.reset();
   r.starved_steps = 0;
   ++r.parks;
+  note(r, "parked",
+       fmt::format("{} at position {}, blocks {}", why, r.parked_position,
+                   keep_blocks ? "kept" : "released"));
   log::info("req={} parked ({}): position {}/{} ({} generated), {} blocks {}, park #{}", r.id, why,
             r.parked_position, r.n_fill, r.generated, held,
             keep_blocks ? "kept pinned" : "released to the prefix cache", r.parks);
@@ -150,6 +156,8 @@ void LoopCore::resume(const ReqPtr& r, Clock::time_point now) {
   }
   log::info("req={} resumed after {:.1f} ms parked ({}): {} of {} positions reused, {} to compute",
             r->id, parked_ms, r->park_why, r->n_kv, r->n_fill, r->remaining_prompt());
+  note(*r, "resumed",
+       fmt::format("after {:.0f} ms, {} of {} positions reused", parked_ms, r->n_kv, r->n_fill));
   running_.push_back(r);
 }
 
@@ -243,6 +251,10 @@ void LoopCore::finish(Request& r, FinishReason why, const std::string& error,
       "req={} finished: reason={} tokens={} queue={:.1f}ms ttft={:.1f}ms total={:.1f}ms", r.id,
       finish_reason_name(why), r.generated, ev.stats.queue_ms, ev.stats.time_to_first_token_ms,
       ev.stats.total_ms);
+  note(r, "finished",
+       why == FinishReason::Failed ? fmt::format("failed: {}", error)
+                                   : fmt::format("{}, {} tokens", finish_reason_name(why),
+                                                 r.generated));
   if (why == FinishReason::Failed) {
     log::warn("{} error: {}", line, error);
   } else {

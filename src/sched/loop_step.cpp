@@ -28,6 +28,7 @@ bool LoopCore::step() {
   admit(plan.admit, now);
   const engine::StepBatch batch = build_batch(plan);
   if (batch.seqs.empty()) {
+    flush_notes();
     publish(now);
     return false;
   }
@@ -301,6 +302,8 @@ void LoopCore::apply_outputs(const engine::StepBatch& batch, const engine::StepO
   }
   int32_t decode_rows = 0, prefill_tokens = 0;
   const double step_ms = ms_between(start, end);
+  std::vector<LiveRow> rows;
+  rows.reserve(batch.seqs.size());
   for (const auto& c : batch.seqs) {
     Request* r = find_running(c.request_id);
     if (!r) continue;
@@ -309,6 +312,7 @@ void LoopCore::apply_outputs(const engine::StepBatch& batch, const engine::StepO
     // Drafted tokens join the KV only as verify_drafts keeps them.
     const bool drafted = !prefill && c.want_logits && c.logit_rows > 1;
     r->n_kv += drafted ? 1 : n;
+    rows.push_back({r->id, prefill ? 0 : n, prefill ? n : 0, r->n_kv});
     (prefill ? prefill_tokens : decode_rows) += n;  // a decode chunk: 1 row, or 1 + its drafts
     if (prefill) {
       r->prefill_chunks.push_back({n, step_ms});
@@ -337,6 +341,7 @@ void LoopCore::apply_outputs(const engine::StepBatch& batch, const engine::StepO
     save_to_disk(*r, /*everything=*/false);
   }
   count_step(decode_rows, prefill_tokens, step_ms);
+  record_step(start, end, predicted_ms, std::move(rows));
   drop_finished();
 }
 
@@ -381,6 +386,7 @@ void LoopCore::emit_token(Request& r, const float* logits, Clock::time_point now
       metrics_.max_decode_gap_seconds = std::max(metrics_.max_decode_gap_seconds, gap);
     }
   }
+  if (!first) note_gap(r, ms_between(r.last_token, now));
   if (r.state == RequestState::Prefilling) {
     r.state = RequestState::Decoding;
     r.channel->set_state(RequestState::Decoding);
@@ -389,8 +395,10 @@ void LoopCore::emit_token(Request& r, const float* logits, Clock::time_point now
     r.first_token = now;
     log::info("req={} first token after {:.1f} ms (prompt {} tokens, {} cached)", r.id,
               ms_between(r.arrival, now), r.n_prompt, r.cached_tokens);
+    note(r, "first_token", fmt::format("after {:.0f} ms", ms_between(r.arrival, now)));
   }
   r.last_token = now;
+  r.last_token_step = live_next_seq_;
   const auto& eog = info_.eog_ids;
   if (!r.params.ignore_eos && std::find(eog.begin(), eog.end(), s.id) != eog.end()) {
     finish(r, FinishReason::Stop, "", now);

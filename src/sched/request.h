@@ -114,6 +114,9 @@ struct Request {
   double parked_ms_total = 0;  // finished parks; the gate on how long it may be kept out
 
   Clock::time_point arrival, admitted, first_token, last_token;
+  uint64_t last_token_step = 0;  // the live feed's seq of the step that sampled last_token
+  double max_gap_ms = 0;         // its longest inter-token gap so far
+  int32_t disk_tokens = 0;       // prompt positions loaded from the KV disk tier
   std::vector<PrefillTiming> prefill_chunks;
   std::optional<Clock::time_point> paused_since;  // channel full
 

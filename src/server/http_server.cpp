@@ -8,6 +8,7 @@
 
 #include "server/errors.h"
 #include "server/http/http_transport.h"
+#include "server/ops/status_json.h"
 #include "server/server_routes.h"
 #include "util/log.h"
 
@@ -36,6 +37,8 @@ const std::map<std::string, Route, std::less<>>& routes() {
       {"/models", {"GET", handle_models, false}},
       {"/metrics", {"GET", handle_metrics, false}},
       {"/status", {"GET", handle_status, false}},
+      {"/dashboard", {"GET", handle_dashboard, false}},
+      {"/events", {"GET", handle_events, false}},
       {"/v1/chat/completions", {"POST", handle_chat, true}},
       {"/chat/completions", {"POST", handle_chat, true}},
       {"/v1/completions", {"POST", handle_completion, true}},
@@ -180,6 +183,11 @@ Dispatch HttpServer::Impl::dispatch(const RequestHead& head) {
                               "BATON_API_KEY)",
                               "", "", "invalid_api_key"),
                      route->style);
+    // A browser opening the live view asks for the key (as the password) and then sends it
+    // with the page's event stream too.
+    if (path == "/dashboard" || path == "/events") {
+      d.early->set_header("WWW-Authenticate", R"(Basic realm="baton", charset="UTF-8")");
+    }
     return d;
   }
   // While the model loads, a request with a body is refused before the body is read; the
@@ -220,7 +228,18 @@ void HttpServer::attach(Backend& backend, const tokenizer::TextCodec& codec,
   auto c = std::make_unique<ServeContext>(
       ServeContext{impl_->opts, backend, codec, std::move(chat), backend.config().ctx,
                    static_cast<int64_t>(std::time(nullptr)), [this] { return impl_->counters(); },
-                   std::make_shared<constraint::ConstraintCompiler>(codec)});
+                   std::make_shared<constraint::ConstraintCompiler>(codec), nullptr});
+  if (auto feed = backend.live()) {
+    c->live = std::make_shared<LiveHub>(
+        feed,
+        [&backend, feed, model = impl_->opts.model_id](int viewers) {
+          auto j = status_json(backend.status(), model);
+          j["now_ms"] = feed->now_ms();
+          j["viewers"] = viewers;
+          return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        },
+        [&backend] { return backend.draining(); });
+  }
   impl_->ctx_owner = std::move(c);
   impl_->ctx.store(impl_->ctx_owner.get());
 }

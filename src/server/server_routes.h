@@ -11,6 +11,7 @@
 #include "server/errors.h"
 #include "server/http/http_types.h"
 #include "server/http_server.h"
+#include "server/live/live_hub.h"
 #include "tokenizer/text_codec.h"
 
 namespace baton::server {
@@ -24,6 +25,7 @@ struct ServeContext {
   int64_t created = 0;  // unix time the model was attached (for /v1/models)
   std::function<ServerCounters()> counters;
   std::shared_ptr<constraint::ConstraintCompiler> constraints;  // response_format, grammar, regex
+  std::shared_ptr<LiveHub> live;  // the live view's stream; null without an engine loop
 };
 
 void handle_chat(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
@@ -37,6 +39,9 @@ void handle_tokenize(const ServeContext& c, const HttpRequest& req, HttpResponse
 void handle_detokenize(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
 void handle_metrics(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
 void handle_status(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
+// GET /dashboard and GET /events: the live view (server/live).
+void handle_dashboard(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
+void handle_events(const ServeContext& c, const HttpRequest& req, HttpResponse& res);
 
 // POST /v1/responses (responses_routes.cpp).
 void handle_responses(const ServeContext& c, const HttpRequest& req, HttpResponse& res);

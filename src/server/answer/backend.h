@@ -17,6 +17,8 @@ class Backend {
   virtual const sched::SchedConfig& config() const = 0;
   // Shutting down: new requests are refused. Cheap (health checks ask it), unlike metrics().
   virtual bool draining() const = 0;
+  // The engine loop's step history for the live view; null when there is none to watch.
+  virtual std::shared_ptr<const sched::LiveFeed> live() const { return nullptr; }
 };
 
 class EngineLoopBackend : public Backend {
@@ -29,6 +31,7 @@ class EngineLoopBackend : public Backend {
   sched::Metrics metrics() const override { return loop_.metrics(); }
   const sched::SchedConfig& config() const override { return loop_.config(); }
   bool draining() const override { return loop_.draining(); }
+  std::shared_ptr<const sched::LiveFeed> live() const override { return loop_.live(); }
 
  private:
   sched::EngineLoop& loop_;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <boost/beast/core/detail/base64.hpp>
 #include <boost/beast/http/error.hpp>
 
 #include "util/ascii.h"
@@ -160,6 +161,21 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
+// The password of HTTP Basic credentials ("user:password" in base64): what a browser sends for
+// the live view once its user has typed the key; empty when they do not decode.
+static std::string basic_password(std::string_view encoded) {
+  namespace b64 = boost::beast::detail::base64;
+  if (encoded.size() > 4096) return {};
+  // The decoder stops at the padding; anything else it stops at is not base64.
+  while (!encoded.empty() && encoded.back() == '=') encoded.remove_suffix(1);
+  std::string decoded(b64::decoded_size(encoded.size()), '\0');
+  auto [written, read] = b64::decode(decoded.data(), encoded.data(), encoded.size());
+  if (read != encoded.size()) return {};
+  decoded.resize(written);
+  const size_t colon = decoded.find(':');
+  return colon == std::string::npos ? std::string() : decoded.substr(colon + 1);
+}
+
 bool api_key_matches(const http::fields& fields, const std::string& key) {
   bool ok = false;
   for (const auto& f : fields) {
@@ -168,6 +184,8 @@ bool api_key_matches(const http::fields& fields, const std::string& key) {
       size_t sp = v.find(' ');
       if (sp != std::string_view::npos && iequals(v.substr(0, sp), "bearer")) {
         ok |= constant_time_equal(trim(v.substr(sp + 1)), key);
+      } else if (sp != std::string_view::npos && iequals(v.substr(0, sp), "basic")) {
+        ok |= constant_time_equal(basic_password(trim(v.substr(sp + 1))), key);
       }
     } else if (iequals(f.name_string(), "x-api-key")) {
       ok |= constant_time_equal(v, key);

@@ -53,7 +53,13 @@ json request_json(const sched::RequestStatus& r) {
             {"prompt_done", r.prompt_done},
             {"cached_tokens", r.cached_tokens},
             {"generated", r.generated},
-            {"ms_waited", r.ms_waited}};
+            {"ms_waited", r.ms_waited},
+            {"disk_tokens", r.disk_tokens},
+            {"max_gap_ms", r.max_gap_ms}};
+  if (r.ttft_ms > 0) {
+    j["ttft_ms"] = r.ttft_ms;
+    j["tokens_per_s"] = r.tokens_per_s;
+  }
   if (r.drafted_tokens > 0) {
     j["drafted_tokens"] = r.drafted_tokens;
     j["accepted_tokens"] = r.accepted_tokens;
