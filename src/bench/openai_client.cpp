@@ -292,6 +292,25 @@ std::optional<double> metric_sample(const Endpoint& ep, const std::string& sampl
   return body ? find_sample(*body, sample) : std::nullopt;
 }
 
+std::optional<uint64_t> read_live_events(const Endpoint& ep, const std::atomic<bool>& stop) {
+  // The stream sends a status snapshot every 250 ms, so the receiver sees `stop` soon.
+  auto cli = make_client(ep, 10);
+  uint64_t bytes = 0;
+  int status = 0;
+  auto res = cli->Get(
+      api_path(ep, "/events").c_str(),
+      [&](const httplib::Response& r) {
+        status = r.status;
+        return r.status == 200;
+      },
+      [&](const char*, size_t n) {
+        bytes += n;
+        return !stop.load();
+      });
+  if (status != 200) return std::nullopt;
+  return bytes;
+}
+
 std::vector<double> health_latencies_ms(const Endpoint& ep, long n, double timeout_s) {
   auto cli = make_client(ep, timeout_s);
   cli->set_keep_alive(true);  // one ordinary connection, as a load balancer's checker would use

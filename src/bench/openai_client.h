@@ -79,6 +79,10 @@ std::optional<double> find_sample(const std::string& body, const std::string& sa
 
 // Latencies of `n` GET /health sent one after another on one keep-alive connection; a probe
 // that fails is left out, so fewer than `n` values means some failed.
+// Reads baton's live-view stream (GET /events) until `stop` is set, as an open /dashboard does;
+// returns the bytes read, or nothing when the server has no such stream.
+std::optional<uint64_t> read_live_events(const Endpoint& ep, const std::atomic<bool>& stop);
+
 std::vector<double> health_latencies_ms(const Endpoint& ep, long n, double timeout_s);
 
 double ms_since(Clock::time_point t0);

@@ -13,20 +13,21 @@ constexpr const char* kAgents = "agents";
 constexpr const char* kTput = "throughput";
 constexpr const char* kConn = "connections";
 constexpr const char* kEdit = "edit";
+constexpr const char* kLive = "live-view";
 }  // namespace
 
 const std::vector<Knob>& knobs() {
   static const std::vector<Knob> k = {
       {"prompt-tokens",
        "prompt length of the decoding streams",
-       {{kDup, 32}, {kTput, 128}, {kConn, 8}, {kEdit, 200}}},
+       {{kDup, 32}, {kTput, 128}, {kConn, 8}, {kEdit, 200}, {kLive, 32}}},
       {"decode-tokens",
        "tokens each decoding stream generates (agents: per answer)",
-       {{kDup, 400}, {kAgents, 64}, {kTput, 256}, {kConn, 8}, {kEdit, 200}}},
+       {{kDup, 400}, {kAgents, 64}, {kTput, 256}, {kConn, 8}, {kEdit, 200}, {kLive, 200}}},
       {"trigger-token", "send the long prompt after stream A's Nth token", {{kDup, 20}}},
       {"long-tokens",
        "prompt length of the long request",
-       {{kDup, 3000}, {kThree, 12000}, {kHol, 8000}}},
+       {{kDup, 3000}, {kThree, 12000}, {kHol, 8000}, {kLive, 2000}}},
       {"long-max-tokens",
        "tokens the long request generates",
        {{kDup, 16}, {kThree, 16}, {kHol, 16}}},
@@ -46,7 +47,9 @@ const std::vector<Knob>& knobs() {
       {"chunk-max-tokens", "largest tool-output chunk added per turn", {{kAgents, 6000}}},
       {"streams",
        "concurrent streams (edit: copy streams, beside one prose stream)",
-       {{kTput, 4}, {kEdit, 2}}},
+       {{kTput, 4}, {kEdit, 2}, {kLive, 2}}},
+      {"viewers", "GET /events readers (open dashboards) in every other phase", {{kLive, 5}}},
+      {"rounds", "phases with and without viewers, each", {{kLive, 3}}},
       {"connections", "connections held open at once, in each phase", {{kConn, 1000}}},
       {"health-probes", "GET /health probes timed while the connections are open", {{kConn, 20}}},
   };
@@ -71,6 +74,9 @@ const std::vector<std::pair<std::string, std::string>>& scenario_names() {
       {kEdit,
        "N streams whose answer copies a span of their prompt (for --speculate), beside one "
        "prose stream: their tokens/s, drafts confirmed, the prose stream's worst gap"},
+      {kLive,
+       "rounds of streams decoding beside a long prefill, alternately with no live viewer and "
+       "with N reading GET /events: the mean step time of each and the noise between rounds"},
       {kConn,
        "N idle keep-alive connections, then N streams at once (most queued): server RSS and "
        "fds per connection, /health latency while they are open, streams finished"},
@@ -102,6 +108,7 @@ ScenarioResult run_scenario(const std::string& name, const Endpoint& ep, const S
   if (name == kTput) run_throughput(ctx, out);
   if (name == kConn) run_connections(ctx, out);
   if (name == kEdit) run_edit(ctx, out);
+  if (name == kLive) run_live_view(ctx, out);
   out.wall_ms = ctx.now_ms();
   out.options = ctx.used_knobs();
   out.options["prompt-unit"] = opt.prompt_unit;

@@ -74,5 +74,6 @@ void run_agents(RunContext& ctx, ScenarioResult& out);
 void run_throughput(RunContext& ctx, ScenarioResult& out);
 void run_connections(RunContext& ctx, ScenarioResult& out);
 void run_edit(RunContext& ctx, ScenarioResult& out);
+void run_live_view(RunContext& ctx, ScenarioResult& out);
 
 }  // namespace baton::bench

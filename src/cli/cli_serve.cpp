@@ -288,6 +288,11 @@ void add_sched_flags(CLI::App* cmd, sched::SchedConfig& s, bool& no_prefix_cache
                   "go first)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 24))
       ->capture_default_str();
+  cmd->add_option("--live-steps", s.live_steps,
+                  "step records kept for the live view (/dashboard, /events): its history, and how "
+                  "far a viewer may fall behind before it loses steps")
+      ->check(CLI::Range(16, 1 << 20))
+      ->capture_default_str();
   cmd->add_option("--kv-disk-dir", s.kv_disk_dir,
                   "directory of the KV disk tier: prefixes evicted from RAM or kept across "
                   "restarts are restored from it instead of recomputed (needs --kv-disk-space-mb)");

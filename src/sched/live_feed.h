@@ -62,7 +62,7 @@ struct StepRecord {
 
 class LiveFeed {
  public:
-  // About three minutes of 20 ms steps; a record is a few hundred bytes.
+  // --live-steps: about three minutes of 20 ms steps; a record is a few hundred bytes.
   static constexpr size_t kDefaultCapacity = 8192;
   explicit LiveFeed(size_t capacity = kDefaultCapacity);
 

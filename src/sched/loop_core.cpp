@@ -290,6 +290,7 @@ void LoopCore::count_step(int32_t decode_rows, int32_t prefill_tokens, double st
   ++metrics_.steps_total[kind];
   double& longest = metrics_.max_step_seconds[kind];
   longest = std::max(longest, step_ms / 1000.0);
+  metrics_.step_duration.observe(step_ms / 1000.0);
   metrics_.decode_rows_total += static_cast<uint64_t>(decode_rows);
   metrics_.prefill_tokens_total += static_cast<uint64_t>(prefill_tokens);
 }

@@ -2,6 +2,7 @@
 // The engine loop without its thread: submit() is thread-safe; step() runs one iteration and is
 // called by exactly one thread (EngineLoop's, or a test driving steps by hand, which makes the
 // scheduler deterministic to test).
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -173,7 +174,8 @@ class LoopCore {
   DraftCorpus corpus_{config_.spec_corpus_tokens};  // loop thread only
   std::vector<RequestStatus> running_status_;
 
-  std::shared_ptr<LiveFeed> live_ = std::make_shared<LiveFeed>();
+  std::shared_ptr<LiveFeed> live_ =
+      std::make_shared<LiveFeed>(static_cast<size_t>(std::max(16, config_.live_steps)));
   std::vector<LiveEvent> live_events_;  // loop thread: noted since the last record
   LiveGap live_gap_;                    // loop thread: the worst gap of the step being applied
   uint64_t live_next_seq_ = 0;          // loop thread: the seq of the step being applied

@@ -27,6 +27,11 @@ Histogram Histogram::request_seconds() {
                       20,    30,    45,   60,    90,   120, 180,  300, 600, 900, 1800, 3600});
 }
 
+Histogram Histogram::step_seconds() {
+  return with_bounds({0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2,
+                      0.3, 0.5, 0.75, 1, 2, 5, 10, 30});
+}
+
 int32_t retry_after_queue_full_s(const Metrics& m, int32_t parallel) {
   if (m.e2e_latency.count == 0) return 1;
   const double queued = m.queue_time.count > 0 ? m.queue_time.sum / m.queue_time.count : 0;

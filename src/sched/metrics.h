@@ -22,6 +22,8 @@ struct Histogram {
   // Whole-request spans (TTFT, queue, end to end): 1 ms .. 1 h, so long generations and long
   // queue waits still land in a finite bucket.
   static Histogram request_seconds();
+  // Engine steps: from a tiny model's half millisecond to a 30 s prefill chunk.
+  static Histogram step_seconds();
   void observe(double value);
 };
 
@@ -30,6 +32,9 @@ struct Metrics {
   Histogram inter_token_latency = Histogram::inter_token_seconds();
   Histogram queue_time = Histogram::request_seconds();
   Histogram e2e_latency = Histogram::request_seconds();
+  // Every forward pass: its mean (sum / count) is what the live view's bench compares with
+  // and without viewers.
+  Histogram step_duration = Histogram::step_seconds();
   // Stopped admitting (a shutdown under way, running requests in their grace): /health answers
   // 503 so that a load balancer sends new requests elsewhere while these finish. Filled in from
   // the loop's admitting flag when a snapshot is taken.

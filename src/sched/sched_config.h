@@ -49,6 +49,9 @@ struct SchedConfig {
   SpeculateMode speculate = SpeculateMode::Off;
   int32_t draft_max = 8;
   int64_t spec_corpus_tokens = 65536;
+  // --live-steps: step records the live view (/dashboard, /events) keeps; a viewer that falls
+  // further behind loses the oldest. A record is a few hundred bytes.
+  int32_t live_steps = 8192;
   // The startup line, e.g. "batched mode: parallel=3 prefill_chunk=2048 ...".
   std::string describe() const;
 };

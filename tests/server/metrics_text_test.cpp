@@ -141,6 +141,7 @@ const std::map<std::string, std::string>& families() {
       {"baton_inter_token_latency_seconds", "histogram"},
       {"baton_request_queue_time_seconds", "histogram"},
       {"baton_e2e_request_latency_seconds", "histogram"},
+      {"baton_step_duration_seconds", "histogram"},
       {"baton_draining", "gauge"},
       {"baton_requests_running", "gauge"},
       {"baton_requests_waiting", "gauge"},
@@ -276,7 +277,8 @@ TEST(MetricsText, HistogramsAreCumulativeAndEndAtCount) {
   auto s = samples(text);
   for (const char* name :
        {"baton_time_to_first_token_seconds", "baton_inter_token_latency_seconds",
-        "baton_request_queue_time_seconds", "baton_e2e_request_latency_seconds"}) {
+        "baton_request_queue_time_seconds", "baton_e2e_request_latency_seconds",
+        "baton_step_duration_seconds"}) {
     auto b = buckets(text, name);
     ASSERT_GE(b.size(), 2u) << name;
     EXPECT_EQ(b.back().first, "+Inf") << name;

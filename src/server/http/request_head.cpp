@@ -168,7 +168,8 @@ static std::string basic_password(std::string_view encoded) {
   if (encoded.size() > 4096) return {};
   // The decoder stops at the padding; anything else it stops at is not base64.
   while (!encoded.empty() && encoded.back() == '=') encoded.remove_suffix(1);
-  std::string decoded(b64::decoded_size(encoded.size()), '\0');
+  // Room for a final group without its padding too (decoded_size counts whole groups only).
+  std::string decoded((encoded.size() + 3) / 4 * 3, '\0');
   auto [written, read] = b64::decode(decoded.data(), encoded.data(), encoded.size());
   if (read != encoded.size()) return {};
   decoded.resize(written);

@@ -100,6 +100,8 @@ void latency_histograms(std::string& out, const sched::Metrics& m) {
             m.queue_time);
   histogram(out, "baton_e2e_request_latency_seconds", "Time from arrival to the last token.",
             m.e2e_latency);
+  histogram(out, "baton_step_duration_seconds",
+            "Time one engine step took (one forward pass of a mixed batch).", m.step_duration);
 }
 
 void scheduler_gauges(std::string& out, const sched::Metrics& m) {
