@@ -50,7 +50,7 @@ double spread(const std::vector<double>& v) {
 }
 
 struct PhaseFigures {
-  double step_ms = kNaN;    // mean step time over the phase
+  double step_ms = kNaN;  // mean step time over the phase
   double stream_gap_p50 = kNaN;
   uint64_t viewer_bytes = 0;
   bool viewers_ok = true;
@@ -64,7 +64,8 @@ PhaseFigures run_phase(RunContext& ctx, ScenarioResult& out, long viewers, long 
   std::vector<std::thread> readers;
   std::vector<std::optional<uint64_t>> read(static_cast<size_t>(viewers));
   for (long v = 0; v < viewers; ++v) {
-    readers.emplace_back([&, v] { read[static_cast<size_t>(v)] = read_live_events(ctx.endpoint(), stop); });
+    readers.emplace_back(
+        [&, v] { read[static_cast<size_t>(v)] = read_live_events(ctx.endpoint(), stop); });
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the viewers are connected
   const StepTotals before = step_totals(ctx.endpoint());
@@ -77,7 +78,8 @@ PhaseFigures run_phase(RunContext& ctx, ScenarioResult& out, long viewers, long 
   }
   flights.front()->wait_tokens(std::min<long>(20, decode), ctx.deadline());
   flights.push_back(std::make_unique<InFlight>(
-      ctx, ctx.completion(fmt::format("long ({} viewers)", viewers), long_tokens, 16, salt * 31 + 29)));
+      ctx,
+      ctx.completion(fmt::format("long ({} viewers)", viewers), long_tokens, 16, salt * 31 + 29)));
   auto records = join_all(flights);
   const StepTotals after = step_totals(ctx.endpoint());
   stop = true;
@@ -90,7 +92,8 @@ PhaseFigures run_phase(RunContext& ctx, ScenarioResult& out, long viewers, long 
     f.step_ms = (after.sum - before.sum) * 1000 / (after.count - before.count);
   }
   std::vector<double> gaps;
-  for (long i = 0; i < streams; ++i) gaps.push_back(request_stats(records[static_cast<size_t>(i)]).gaps.p50);
+  for (long i = 0; i < streams; ++i)
+    gaps.push_back(request_stats(records[static_cast<size_t>(i)]).gaps.p50);
   f.stream_gap_p50 = median_measured(gaps);
   for (auto& r : records) out.requests.push_back(std::move(r));
   return f;
@@ -125,12 +128,16 @@ void run_live_view(RunContext& ctx, ScenarioResult& out) {
   out.figures.push_back({fmt::format("mean step, {} viewers (median)", viewers), m1, "ms"});
   out.figures.push_back({"difference", m1 - m0, "ms"});
   out.figures.push_back({"noise: spread of no-viewer rounds", spread(none), "ms"});
-  out.figures.push_back({fmt::format("noise: spread of {}-viewer rounds", viewers), spread(open), "ms"});
+  out.figures.push_back(
+      {fmt::format("noise: spread of {}-viewer rounds", viewers), spread(open), "ms"});
   out.figures.push_back({"streams' p50 gap, no viewer", median_measured(none_gap), "ms"});
-  out.figures.push_back({fmt::format("streams' p50 gap, {} viewers", viewers), median_measured(open_gap), "ms"});
-  out.figures.push_back({"event bytes read per viewer", viewers > 0 && !open.empty()
-                                                             ? static_cast<double>(bytes) / static_cast<double>(viewers * static_cast<long>(open.size()))
-                                                             : kNaN,
+  out.figures.push_back(
+      {fmt::format("streams' p50 gap, {} viewers", viewers), median_measured(open_gap), "ms"});
+  out.figures.push_back({"event bytes read per viewer",
+                         viewers > 0 && !open.empty()
+                             ? static_cast<double>(bytes) /
+                                   static_cast<double>(viewers * static_cast<long>(open.size()))
+                             : kNaN,
                          "bytes"});
 }
 

@@ -148,7 +148,8 @@ bool LoopCore::start_disk_load(Request& r, int32_t tail_block, int32_t tail_toke
   r.loading_tail = tail_matched;
   log::info("req={} loading {} tokens of its prefix from the disk tier ({} were in RAM)", r.id,
             r.loading_full * bs + tail_matched, r.n_kv);
-  note(r, "loading", fmt::format("{} tokens from the disk tier", r.loading_full * bs + tail_matched));
+  note(r, "loading",
+       fmt::format("{} tokens from the disk tier", r.loading_full * bs + tail_matched));
   disk_->load(std::move(job));
   return true;
 }

@@ -83,8 +83,8 @@ void LoopCore::admit(const std::vector<uint64_t>& ids, Clock::time_point now) {
         "req={} admitted: prompt {} tokens, {} reused from cache, max_tokens {}, queued {:.1f} ms",
         r->id, r->n_prompt, r->cached_tokens, r->params.max_tokens, ms_between(r->arrival, now));
     note(*r, "admitted",
-         fmt::format("prompt {} tokens, {} cached, queued {:.0f} ms", r->n_prompt,
-                     r->cached_tokens, ms_between(r->arrival, now)));
+         fmt::format("prompt {} tokens, {} cached, queued {:.0f} ms", r->n_prompt, r->cached_tokens,
+                     ms_between(r->arrival, now)));
     running_.push_back(std::move(r));
   }
 }
@@ -252,9 +252,9 @@ void LoopCore::finish(Request& r, FinishReason why, const std::string& error,
       finish_reason_name(why), r.generated, ev.stats.queue_ms, ev.stats.time_to_first_token_ms,
       ev.stats.total_ms);
   note(r, "finished",
-       why == FinishReason::Failed ? fmt::format("failed: {}", error)
-                                   : fmt::format("{}, {} tokens", finish_reason_name(why),
-                                                 r.generated));
+       why == FinishReason::Failed
+           ? fmt::format("failed: {}", error)
+           : fmt::format("{}, {} tokens", finish_reason_name(why), r.generated));
   if (why == FinishReason::Failed) {
     log::warn("{} error: {}", line, error);
   } else {

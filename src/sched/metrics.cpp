@@ -28,8 +28,8 @@ Histogram Histogram::request_seconds() {
 }
 
 Histogram Histogram::step_seconds() {
-  return with_bounds({0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2,
-                      0.3, 0.5, 0.75, 1, 2, 5, 10, 30});
+  return with_bounds({0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1,
+                      0.15,   0.2,   0.3,   0.5,   0.75, 1,    2,    5,    10,    30});
 }
 
 int32_t retry_after_queue_full_s(const Metrics& m, int32_t parallel) {

@@ -5,8 +5,9 @@
 // /health answers 503 until attach()).
 //
 // Auth: with an API key set, every route except GET /health needs "Authorization: Bearer KEY"
-// (or "x-api-key: KEY"), checked from the head before any body byte is read; /metrics and
-// /status are protected too because they expose request details.
+// (or "x-api-key: KEY", or Basic credentials with the key as password, which is how a browser
+// opening /dashboard sends it), checked from the head before any body byte is read; /metrics,
+// /status, /dashboard and /events are protected too because they expose request details.
 #include <atomic>
 #include <chrono>
 #include <cstdint>

@@ -90,7 +90,9 @@ TEST(LiveEvents, StreamCarriesEveryStepOfARequestAndItsLife) {
   bool first = true;
   for (const auto& s : steps) {
     ASSERT_TRUE(s.is_object()) << text;
-    if (!first) EXPECT_EQ(s["seq"].get<uint64_t>(), last_seq + 1);  // none missing
+    if (!first) {
+      EXPECT_EQ(s["seq"].get<uint64_t>(), last_seq + 1);  // none missing
+    }
     first = false;
     last_seq = s["seq"];
     for (const auto& row : s["rows"]) {
@@ -99,7 +101,7 @@ TEST(LiveEvents, StreamCarriesEveryStepOfARequestAndItsLife) {
     }
     for (const auto& e : s.value("events", nlohmann::json::array())) life.push_back(e["what"]);
   }
-  EXPECT_EQ(prefill, 5);  // "hello", one token per byte
+  EXPECT_EQ(prefill, 5);       // "hello", one token per byte
   EXPECT_EQ(decode_rows, 19);  // the first token came with the prefill
   EXPECT_EQ(life, (std::vector<std::string>{"admitted", "first_token", "finished"}));
   auto finished = steps.back()["events"].back();
@@ -130,8 +132,10 @@ TEST(LiveEvents, KeyIsAskedForAndTakenAsBearerOrBasicPassword) {
   // Groups cut short (1 to 3 characters) and padding alone size the decoder's buffer at its
   // edges.
   for (const char* bad : {"Basic b3BlcmF0b3I6d3Jvbmc=", "Basic c2Vrcml0", "Basic ***", "Basic ",
-                          "Basic c2Vrcml0Og==", "Basic O", "Basic On", "Basic OnN", "Basic ====",
-                          "Basic OnNla3JpdA=x", "Basic OnNl\x01a3JpdA"}) {
+                          "Basic c2Vrcml0Og==", "Basic O", "Basic On", "Basic OnN",
+                          "Basic ====", "Basic OnNla3JpdA=x",
+                          "Basic OnNl\x01"
+                          "a3JpdA"}) {
     std::string got = ask(std::string("Authorization: ") + bad + "\r\n");
     EXPECT_EQ(got.rfind("HTTP/1.1 401", 0), 0u) << bad << "\n" << got;
   }

@@ -275,10 +275,9 @@ TEST(MetricsText, ValuesReachTheirLines) {
 TEST(MetricsText, HistogramsAreCumulativeAndEndAtCount) {
   const std::string text = busy_text();
   auto s = samples(text);
-  for (const char* name :
-       {"baton_time_to_first_token_seconds", "baton_inter_token_latency_seconds",
-        "baton_request_queue_time_seconds", "baton_e2e_request_latency_seconds",
-        "baton_step_duration_seconds"}) {
+  for (const char* name : {"baton_time_to_first_token_seconds", "baton_inter_token_latency_seconds",
+                           "baton_request_queue_time_seconds", "baton_e2e_request_latency_seconds",
+                           "baton_step_duration_seconds"}) {
     auto b = buckets(text, name);
     ASSERT_GE(b.size(), 2u) << name;
     EXPECT_EQ(b.back().first, "+Inf") << name;

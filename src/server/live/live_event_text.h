@@ -10,7 +10,8 @@ namespace baton::server {
 // `id: <seq>` and `event: step` with the record as compact JSON:
 // {"seq","t","ms","pred","rows":[[request, decode_rows, prefill_tokens, position]...],
 //  "events":[{"req","what","detail", and the request's figures at that point: "prompt_tokens",
-//  "cached_tokens","disk_tokens","generated","ttft_ms","max_gap_ms"}...], "gap":{"req","ms","since"}} (gap only when a stream
+//  "cached_tokens","disk_tokens","generated","ttft_ms","max_gap_ms"}...],
+//  "gap":{"req","ms","since"}} (gap only when a stream
 // produced a second token in the step).
 std::string step_event_text(const sched::StepRecord& r);
 // `event: lost`: `steps` records were overwritten before this viewer read them.

@@ -105,8 +105,7 @@ bool LiveViewer::pull(bool keepalive_due, std::string& chunk, HttpResponse&) {
 }
 
 LiveHub::LiveHub(std::shared_ptr<const sched::LiveFeed> feed,
-                 std::function<std::string(int viewers)> status_text,
-                 std::function<bool()> closing)
+                 std::function<std::string(int viewers)> status_text, std::function<bool()> closing)
     : shared_(std::make_shared<LiveShared>()) {
   shared_->feed = std::move(feed);
   shared_->status_text = std::move(status_text);
@@ -121,8 +120,13 @@ LiveHub::~LiveHub() {
   }
   shared_->cv.notify_all();
   thread_.join();
-  for (auto& w : shared_->viewers) {
-    if (auto v = w.lock()) v->wake();
+  std::vector<std::weak_ptr<LiveViewer>> viewers;
+  {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    viewers = shared_->viewers;
+  }
+  for (auto& w : viewers) {
+    if (auto v = w.lock()) v->wake();  // their next pull ends the stream
   }
 }
 
@@ -143,11 +147,11 @@ std::shared_ptr<AsyncBody> LiveHub::open_viewer() {
 
 int LiveHub::viewers() const {
   std::lock_guard<std::mutex> lock(shared_->mu);
-  return static_cast<int>(std::count_if(shared_->viewers.begin(), shared_->viewers.end(),
-                                        [](const auto& w) {
-                                          auto p = w.lock();
-                                          return p && !p->gone();
-                                        }));
+  return static_cast<int>(
+      std::count_if(shared_->viewers.begin(), shared_->viewers.end(), [](const auto& w) {
+        auto p = w.lock();
+        return p && !p->gone();
+      }));
 }
 
 // Every 100 ms: wakes the viewers that are behind; every 250 ms (and at once when viewers come
@@ -179,8 +183,8 @@ void LiveHub::run() {
       }
       lock.lock();
       if (!text.empty()) {
-        s.status = std::make_shared<const std::string>(
-            fmt::format("event: status\ndata: {}\n\n", text));
+        s.status =
+            std::make_shared<const std::string>(fmt::format("event: status\ndata: {}\n\n", text));
         ++s.status_version;
       }
       last_status = now;

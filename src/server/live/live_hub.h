@@ -33,8 +33,7 @@ class LiveHub {
   // `status_text` makes the status snapshot (the /status JSON) given the number of viewers;
   // `closing` says the server is draining, which ends every viewer's stream.
   LiveHub(std::shared_ptr<const sched::LiveFeed> feed,
-          std::function<std::string(int viewers)> status_text,
-          std::function<bool()> closing);
+          std::function<std::string(int viewers)> status_text, std::function<bool()> closing);
   ~LiveHub();  // ends the viewers' streams and joins the hub thread
   LiveHub(const LiveHub&) = delete;
   LiveHub& operator=(const LiveHub&) = delete;
