@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "sched/driver.h"
@@ -128,7 +129,9 @@ TEST(LiveFeed, RecordsMatchTheStepsTheEngineRan) {
       EXPECT_TRUE(has(b, false)) << "step " << ran[i]->seq;
     }
     EXPECT_GE(ran[i]->ms, 0);
-    if (i > 0) EXPECT_GE(ran[i]->start_ms, ran[i - 1]->start_ms);
+    if (i > 0) {
+      EXPECT_GE(ran[i]->start_ms, ran[i - 1]->start_ms);
+    }
   }
   EXPECT_GE(long_prefill_steps, 3000 / 128);
 }
@@ -158,6 +161,51 @@ TEST(LiveFeed, RequestEventsAndGapsAreRecorded) {
   EXPECT_EQ(gaps, 4u);  // tokens 2..5 each end a gap
   auto st = core.status();
   EXPECT_TRUE(st.requests.empty());
+}
+
+// Parks and resumes under KV pressure are in the feed, in order per request, with their why;
+// every parked request resumed before it finished.
+TEST(LiveFeed, ParksAndResumesAreRecordedWithTheirReason) {
+  FakeEngine eng(testing::small_blocks());
+  SchedConfig c;
+  c.parallel = 4;
+  c.ctx = 1024;
+  c.prefill_chunk = 64;
+  c.mixed_prefill_chunk = 16;
+  c.kv_ram_mb = 1;  // 16 blocks: four requests of 140 positions do not fit at once
+  LoopCore core(eng, c);
+  Driver d(core);
+  for (int i = 0; i < 4; ++i) d.submit(greedy(make_prompt(40, i), 100));
+  ASSERT_TRUE(d.run_until_done());
+  std::map<uint64_t, std::vector<std::string>> life;
+  int parks = 0;
+  for (const auto& r : core.live()->read(0, 100000).records) {
+    for (const auto& e : r->events) {
+      life[e.request].push_back(e.what);
+      if (e.what == "parked") {
+        ++parks;
+        EXPECT_EQ(e.detail.rfind("kv_pressure", 0), 0u) << e.detail;
+        EXPECT_EQ(e.figures.prompt_tokens, 40);
+      }
+    }
+  }
+  EXPECT_EQ(static_cast<uint64_t>(parks), core.metrics().kv_preemptions_total);
+  EXPECT_GT(parks, 0);
+  for (const auto& [id, whats] : life) {
+    ASSERT_FALSE(whats.empty());
+    EXPECT_EQ(whats.front(), "admitted") << id;
+    EXPECT_EQ(whats.back(), "finished") << id;
+    int open = 0;
+    for (const auto& w : whats) {
+      if (w == "parked") {
+        EXPECT_EQ(open++, 0) << id;
+      }
+      if (w == "resumed") {
+        EXPECT_EQ(--open, 0) << id;
+      }
+    }
+    EXPECT_EQ(open, 0) << id;
+  }
 }
 
 }  // namespace
