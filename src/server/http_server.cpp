@@ -247,6 +247,8 @@ void HttpServer::attach(Backend& backend, const tokenizer::TextCodec& codec,
 void HttpServer::stop(std::chrono::milliseconds drain) {
   if (!impl_) return;
   impl_->transport.stop(drain);
+  // The hub reads the backend, which may go before this server does.
+  if (impl_->ctx_owner && impl_->ctx_owner->live) impl_->ctx_owner->live->stop();
 }
 
 ServerCounters HttpServer::counters() const {

@@ -114,11 +114,16 @@ LiveHub::LiveHub(std::shared_ptr<const sched::LiveFeed> feed,
 }
 
 LiveHub::~LiveHub() {
+  stop();
+}
+
+void LiveHub::stop() {
   {
     std::lock_guard<std::mutex> lock(shared_->mu);
     shared_->stop = true;
   }
   shared_->cv.notify_all();
+  if (!thread_.joinable()) return;
   thread_.join();
   std::vector<std::weak_ptr<LiveViewer>> viewers;
   {

@@ -34,9 +34,13 @@ class LiveHub {
   // `closing` says the server is draining, which ends every viewer's stream.
   LiveHub(std::shared_ptr<const sched::LiveFeed> feed,
           std::function<std::string(int viewers)> status_text, std::function<bool()> closing);
-  ~LiveHub();  // ends the viewers' streams and joins the hub thread
+  ~LiveHub();  // stop()
   LiveHub(const LiveHub&) = delete;
   LiveHub& operator=(const LiveHub&) = delete;
+  // Ends the viewers' streams and joins the hub thread, after which the status and closing
+  // functions are never called again (the server stops the hub before the backend they read
+  // goes away). Idempotent.
+  void stop();
 
   // A new viewer's stream; nullptr when kMaxViewers are already watching.
   std::shared_ptr<AsyncBody> open_viewer();
