@@ -131,6 +131,10 @@ void DiskStore::refresh_if_changed() {
 void DiskStore::refresh(bool leftovers) {
   listed_dir_mtime_ = dir_.mtime_ns();  // before listing: a change during it is seen next time
   listed_at_ = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.listings;
+  }
   std::unordered_map<std::string, int64_t> listed;  // segment name -> mtime
   for (const auto& e : dir_.list()) {
     if (e.directory) continue;

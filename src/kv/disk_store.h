@@ -49,6 +49,9 @@ struct DiskStoreStats {
   uint64_t saved_blocks = 0;   // written since start
   uint64_t loaded_blocks = 0;  // read back and verified since start
   uint64_t evicted_files = 0;  // removed to stay within the budget
+  // Directory listings since start: at start, one per save (under the directory's lock, for
+  // the shared budget), one per change other processes made, and one every few seconds.
+  uint64_t listings = 0;
   std::map<std::string, uint64_t> errors;  // by DiskError name
 };
 

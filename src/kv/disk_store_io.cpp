@@ -75,6 +75,9 @@ bool DiskStore::save(std::vector<DiskBlock> blocks, std::span<const uint8_t* con
     remove_files(victims);
     published = dir_.publish(tmp, name);
     if (!published.empty()) dir_.sync();  // durable only once the directory entry is on disk
+    // Under the lock the directory changed only by this save, whose file is indexed below: the
+    // next look need not list it again for that.
+    listed_dir_mtime_ = dir_.mtime_ns();
   }
   if (published.empty()) {
     const int err = errno;

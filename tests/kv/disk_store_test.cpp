@@ -1,6 +1,7 @@
 // The disk tier's directory: round trips, restarts, the budget, and every way a file can be bad.
 #include "kv/disk_store.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -45,6 +46,30 @@ TEST(DiskStore, SavedBlocksLoadBackExactlyAndSurviveARestart) {
   EXPECT_EQ(load_chain(again, blocks), 5u);
   EXPECT_EQ(again.stats().blocks, 5u);
   EXPECT_EQ(again.stats().loaded_blocks, 5u);
+}
+
+// A save lists the directory once (under its lock, for the shared budget); the periodic look
+// after it lists again only when another process changed the directory.
+TEST(DiskStore, ASaveIsNotListedTwice) {
+  ScratchDir dir;
+  DiskStore s(options(dir.path()));
+  DiskStore other(options(dir.path()));
+  const uint64_t at_start = s.stats().listings;
+  ASSERT_TRUE(save_chain(s, chain(testing::test_layout(), 3, 0)));
+  EXPECT_EQ(s.stats().listings, at_start + 1);
+  s.refresh_if_changed();
+  EXPECT_EQ(s.stats().listings, at_start + 1) << "its own save made it list again";
+  ASSERT_TRUE(save_chain(other, chain(testing::test_layout(), 2, 900)));
+  // A filesystem's clock may not tick between two saves this close: move the directory's time
+  // on as a later tick would.
+  struct stat st {};
+  ASSERT_EQ(::stat(dir.path().c_str(), &st), 0);
+  timespec times[2] = {st.st_atim, st.st_mtim};
+  times[1].tv_sec += 1;
+  ASSERT_EQ(::utimensat(AT_FDCWD, dir.path().c_str(), times, 0), 0);
+  s.refresh_if_changed();
+  EXPECT_EQ(s.stats().listings, at_start + 2) << "another process's save went unseen";
+  EXPECT_EQ(s.stats().files, 2u);
 }
 
 // Blocks with state checkpoints (a hybrid's recurrent state, a windowed model's window): the
