@@ -139,7 +139,9 @@ async function longPrefillBesideStreams(page) {
     const tr = document.querySelector(`#requests tr[data-req="${id}"]`);
     return tr && tr.dataset.state === 'finished';
   }, 'the long request shows as finished', 30000, state.long);
-  // Let one more render land, then freeze the view so the checks read a still picture.
+  // The longest window (a loaded machine may take long over the prefill); let one more render
+  // land, then freeze the view so the checks read a still picture.
+  await page.select('#window', '180');
   await new Promise((r) => setTimeout(r, 600));
   await page.click('#pause');
 
