@@ -76,9 +76,20 @@ RequestStats request_stats(const RequestRecord& r) {
   if (s.tokens >= 2) {
     auto [lo, hi] = std::minmax_element(r.token_ms.begin(), r.token_ms.end());
     double span = *hi - *lo;
-    if (span > 0) s.decode_tps = static_cast<double>(s.tokens - 1) * 1000.0 / span;
+    // Tokens as the server's usage counts them where it reports one: with speculation several
+    // kept tokens may arrive in one event.
+    const double n = static_cast<double>(generated_tokens(r));
+    if (span > 0 && n >= 2) s.decode_tps = (n - 1) * 1000.0 / span;
   }
   return s;
+}
+
+std::size_t generated_tokens(const RequestRecord& r) {
+  const long reported = r.usage.completion_tokens.value_or(-1);
+  if (reported >= 0 && static_cast<std::size_t>(reported) >= r.token_ms.size()) {
+    return static_cast<std::size_t>(reported);
+  }
+  return r.token_ms.size();
 }
 
 double aggregate_tokens_per_s(const std::vector<RequestRecord>& rs) {
@@ -89,7 +100,7 @@ double aggregate_tokens_per_s(const std::vector<RequestRecord>& rs) {
     start = std::min(start, r.send_ms);
     end = std::max(end,
                    r.end_ms >= 0 ? r.end_ms : (r.token_ms.empty() ? r.send_ms : r.token_ms.back()));
-    tokens += r.token_ms.size();
+    tokens += generated_tokens(r);
   }
   if (end <= start) return 0;
   return static_cast<double>(tokens) * 1000.0 / (end - start);

@@ -31,6 +31,9 @@ struct RequestStats {
   double decode_tps = 0;  // (tokens - 1) / (last token - first token)
 };
 RequestStats request_stats(const RequestRecord& r);
+// Tokens the request generated: the server's usage count where it reported one (with
+// speculation several tokens may arrive in one event), else the events with text.
+std::size_t generated_tokens(const RequestRecord& r);
 
 // Tokens of all requests over the span from the first send to the last end, per second.
 double aggregate_tokens_per_s(const std::vector<RequestRecord>& rs);
