@@ -240,6 +240,10 @@ void LoopCore::finish(Request& r, FinishReason why, const std::string& error,
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++metrics_.requests_total[status_label(why)];
+    if (r.drafted_tokens > 0) {
+      metrics_.spec_request_acceptance.observe(static_cast<double>(r.accepted_tokens) /
+                                               static_cast<double>(r.drafted_tokens));
+    }
     metrics_.e2e_latency.observe(ev.stats.total_ms / 1000.0);
     if (was_queued) {
       metrics_.max_queue_wait_ms = std::max(metrics_.max_queue_wait_ms, ev.stats.queue_ms);

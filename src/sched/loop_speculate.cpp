@@ -125,6 +125,7 @@ void LoopCore::verify_drafts(Request& r, const engine::SeqChunk& c,
   metrics_.spec_drafted_tokens_total += static_cast<uint64_t>(drafted);
   metrics_.spec_accepted_tokens_total += static_cast<uint64_t>(accepted);
   ++metrics_.spec_verify_rows_total;
+  metrics_.spec_tokens_per_verify.observe(accepted + 1);
 }
 
 }  // namespace baton::sched

@@ -32,6 +32,16 @@ Histogram Histogram::step_seconds() {
                       0.15,   0.2,   0.3,   0.5,   0.75, 1,    2,    5,    10,    30});
 }
 
+Histogram Histogram::fractions() {
+  return with_bounds({0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1});
+}
+
+Histogram Histogram::counts_to(int n) {
+  std::vector<double> bounds;
+  for (int i = 1; i <= n; ++i) bounds.push_back(i);
+  return with_bounds(std::move(bounds));
+}
+
 int32_t retry_after_queue_full_s(const Metrics& m, int32_t parallel) {
   if (m.e2e_latency.count == 0) return 1;
   const double queued = m.queue_time.count > 0 ? m.queue_time.sum / m.queue_time.count : 0;

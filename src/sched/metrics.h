@@ -24,6 +24,10 @@ struct Histogram {
   static Histogram request_seconds();
   // Engine steps: from a tiny model's half millisecond to a 30 s prefill chunk.
   static Histogram step_seconds();
+  // A share, 0 .. 1 in tenths (0 has a bucket of its own).
+  static Histogram fractions();
+  // Whole counts 1 .. n.
+  static Histogram counts_to(int n);
   void observe(double value);
 };
 
@@ -61,6 +65,10 @@ struct Metrics {
   uint64_t spec_drafted_tokens_total = 0;
   uint64_t spec_accepted_tokens_total = 0;
   uint64_t spec_verify_rows_total = 0;  // decode rows that carried drafts
+  // Per request that drafted, at its end: the share of its drafted tokens confirmed; per
+  // verify row: the tokens it produced (1 + the drafts kept).
+  Histogram spec_request_acceptance = Histogram::fractions();
+  Histogram spec_tokens_per_verify = Histogram::counts_to(9);
   int64_t kv_blocks_total = 0;
   int64_t kv_block_tokens = 0;      // positions per block
   int64_t kv_blocks_used = 0;       // pinned by live requests

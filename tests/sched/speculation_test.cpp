@@ -161,6 +161,18 @@ TEST(Speculation, GreedyAndSampledOutputsAreTheSameTokens) {
       << "some drafts were wrong, and dropped";
   EXPECT_LT(spec.steps.size(), plain.steps.size()) << "fewer steps for the same tokens";
   EXPECT_EQ(plain.metrics.spec_drafted_tokens_total, 0u);
+  // The histograms agree with the counters: one verify observation per row that carried drafts,
+  // summing to the tokens those rows produced; one acceptance per request that drafted.
+  const Metrics& m = spec.metrics;
+  EXPECT_EQ(m.spec_tokens_per_verify.count, m.spec_verify_rows_total);
+  EXPECT_DOUBLE_EQ(m.spec_tokens_per_verify.sum,
+                   static_cast<double>(m.spec_accepted_tokens_total + m.spec_verify_rows_total));
+  EXPECT_GT(m.spec_request_acceptance.count, 0u);
+  EXPECT_LE(m.spec_request_acceptance.count, reqs.size());
+  EXPECT_GT(m.spec_request_acceptance.sum, 0);
+  EXPECT_LE(m.spec_request_acceptance.sum, static_cast<double>(m.spec_request_acceptance.count));
+  EXPECT_EQ(plain.metrics.spec_tokens_per_verify.count, 0u);
+  EXPECT_EQ(plain.metrics.spec_request_acceptance.count, 0u);
 }
 
 TEST(Speculation, EndingsAreTheSame) {

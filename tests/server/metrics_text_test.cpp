@@ -191,6 +191,8 @@ const std::map<std::string, std::string>& families() {
       {"baton_spec_drafted_tokens_total", "counter"},
       {"baton_spec_accepted_tokens_total", "counter"},
       {"baton_spec_verify_rows_total", "counter"},
+      {"baton_spec_request_acceptance_ratio", "histogram"},
+      {"baton_spec_tokens_per_verify", "histogram"},
       {"baton_session_requests_total", "counter"},
       {"baton_session_prompt_tokens_total", "counter"},
       {"baton_session_cached_tokens_total", "counter"},

@@ -243,6 +243,12 @@ void speculation_counters(std::string& out, const sched::Metrics& m) {
   counter(out, "baton_spec_verify_rows_total",
           "Decode rows that carried drafts; tokens per verify = (accepted + these) / these.",
           m.spec_verify_rows_total);
+  histogram(out, "baton_spec_request_acceptance_ratio",
+            "Per request that drafted, at its end: the share of its drafted tokens confirmed.",
+            m.spec_request_acceptance);
+  histogram(out, "baton_spec_tokens_per_verify",
+            "Per decode row that carried drafts: the tokens it produced (1 + drafts kept).",
+            m.spec_tokens_per_verify);
 }
 
 void http_counters(std::string& out, const ServerCounters& s) {
