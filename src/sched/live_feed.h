@@ -6,6 +6,7 @@
 // hundred (viewers are cursors into the ring, not queues the loop fills), and a viewer that
 // falls behind finds its records overwritten and is told how many it lost, instead of holding
 // memory or the loop back.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -70,8 +71,9 @@ class LiveFeed {
   double ms_since_start(Clock::time_point t) const;
   double now_ms() const { return ms_since_start(Clock::now()); }
 
-  // The loop's thread only: the seq the next push will get.
-  uint64_t next_seq() const;
+  // Thread-safe, without the lock (the loop reads it for every token it samples): the seq the
+  // next push will get.
+  uint64_t next_seq() const { return next_.load(std::memory_order_acquire); }
   void push(StepRecord r);  // assigns r.seq
 
   struct Slice {
@@ -88,7 +90,7 @@ class LiveFeed {
   const Clock::time_point start_ = Clock::now();
   mutable std::mutex mu_;
   std::vector<std::shared_ptr<const StepRecord>> ring_;
-  uint64_t next_ = 0;  // guarded by mu_
+  std::atomic<uint64_t> next_{0};  // written under mu_
 };
 
 }  // namespace baton::sched

@@ -178,7 +178,6 @@ class LoopCore {
       std::make_shared<LiveFeed>(static_cast<size_t>(std::max(16, config_.live_steps)));
   std::vector<LiveEvent> live_events_;  // loop thread: noted since the last record
   LiveGap live_gap_;                    // loop thread: the worst gap of the step being applied
-  uint64_t live_next_seq_ = 0;          // loop thread: the seq of the step being applied
 };
 
 // Blocks for the pool: --kv-ram-mb ÷ kv_bytes_per_block, or ctx × parallel plus headroom.

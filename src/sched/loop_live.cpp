@@ -37,7 +37,6 @@ void LoopCore::record_step(Clock::time_point start, Clock::time_point end, doubl
   live_events_.clear();
   live_gap_ = {};
   live_->push(std::move(rec));
-  ++live_next_seq_;
 }
 
 void LoopCore::flush_notes() {

@@ -398,7 +398,7 @@ void LoopCore::emit_token(Request& r, const float* logits, Clock::time_point now
     note(r, "first_token", fmt::format("after {:.0f} ms", ms_between(r.arrival, now)));
   }
   r.last_token = now;
-  r.last_token_step = live_next_seq_;
+  r.last_token_step = live_->next_seq();  // the record of this step will have this seq
   const auto& eog = info_.eog_ids;
   if (!r.params.ignore_eos && std::find(eog.begin(), eog.end(), s.id) != eog.end()) {
     finish(r, FinishReason::Stop, "", now);

@@ -26,6 +26,9 @@ struct Route {
   bool heavy;                             // parses a body or tokenizes: runs on the handler threads
   bool needs_key = true;                  // false: answered without the API key (health checks)
   ErrorStyle style = ErrorStyle::OpenAI;  // the shape of this route's error bodies
+  // A page a browser opens (and its event stream): a 401 asks for the key as a Basic password,
+  // which the browser then sends with the page's later requests too.
+  bool browser = false;
 };
 
 // Every exact path the server answers; GET /v1/models/{id} is matched by prefix.
@@ -37,8 +40,8 @@ const std::map<std::string, Route, std::less<>>& routes() {
       {"/models", {"GET", handle_models, false}},
       {"/metrics", {"GET", handle_metrics, false}},
       {"/status", {"GET", handle_status, false}},
-      {"/dashboard", {"GET", handle_dashboard, false}},
-      {"/events", {"GET", handle_events, false}},
+      {"/dashboard", {"GET", handle_dashboard, false, true, ErrorStyle::OpenAI, true}},
+      {"/events", {"GET", handle_events, false, true, ErrorStyle::OpenAI, true}},
       {"/v1/chat/completions", {"POST", handle_chat, true}},
       {"/chat/completions", {"POST", handle_chat, true}},
       {"/v1/completions", {"POST", handle_completion, true}},
@@ -183,9 +186,7 @@ Dispatch HttpServer::Impl::dispatch(const RequestHead& head) {
                               "BATON_API_KEY)",
                               "", "", "invalid_api_key"),
                      route->style);
-    // A browser opening the live view asks for the key (as the password) and then sends it
-    // with the page's event stream too.
-    if (path == "/dashboard" || path == "/events") {
+    if (route->browser) {
       d.early->set_header("WWW-Authenticate", R"(Basic realm="baton", charset="UTF-8")");
     }
     return d;

@@ -10,15 +10,20 @@ node_suite_strict() {
   [ "${CI:-}" = true ]
 }
 
-# Without node and npm: ctest's skip (77), or a failure under a strict run.
-node_suite_require_node() {
-  if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then return 0; fi
-  echo "$NODE_SUITE: node or npm not found (bash scripts/install-deps.sh installs them)" >&2
+# Something the suite needs is missing ($1 says what and how to get it): ctest's skip (77), or
+# a failure under a strict run.
+node_suite_unavailable() {
+  echo "$NODE_SUITE: $1" >&2
   if node_suite_strict; then
     echo "$NODE_SUITE: FAILED: a strict run (CI=true) does not skip a suite" >&2
     exit 1
   fi
   exit 77
+}
+
+node_suite_require_node() {
+  if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then return 0; fi
+  node_suite_unavailable "node or npm not found (bash scripts/install-deps.sh installs them)"
 }
 
 # The packages of the suite in directory $1 must be installed from its current lock file.

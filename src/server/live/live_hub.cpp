@@ -16,6 +16,8 @@ using Clock = std::chrono::steady_clock;
 // A prefill of a few seconds shows its progress in the request table several times.
 constexpr auto kStatusPeriod = std::chrono::milliseconds(250);
 
+class LiveViewer;
+
 // What the hub thread and the viewers share; the viewers hold it, not the hub, so a viewer
 // whose connection outlives the hub (a slow close) still has what it reads.
 struct LiveShared {
@@ -27,15 +29,12 @@ struct LiveShared {
   bool stop = false;                          // the hub is going: streams end
   std::shared_ptr<const std::string> status;  // the latest snapshot's event text
   uint64_t status_version = 0;
-  std::vector<std::weak_ptr<class LiveViewer>> viewers;
+  std::vector<std::weak_ptr<LiveViewer>> viewers;
 };
 
 class LiveViewer : public AsyncBody {
  public:
-  explicit LiveViewer(std::shared_ptr<LiveShared> s) : s_(std::move(s)) {
-    // The whole ring on connect: the page draws the last minutes at once.
-    cursor_ = 0;
-  }
+  explicit LiveViewer(std::shared_ptr<LiveShared> s) : s_(std::move(s)) {}
   bool streams() const override { return true; }
   void set_wakeup(std::function<void()> wake) override {
     std::lock_guard<std::mutex> lock(wake_mu_);
@@ -46,7 +45,7 @@ class LiveViewer : public AsyncBody {
 
   // The hub thread: whether this viewer has something to read.
   bool behind(uint64_t next_seq, uint64_t status_version) const {
-    return cursor_seen_.load() < next_seq || sent_status_.load() < status_version;
+    return cursor_.load() < next_seq || sent_status_.load() < status_version;
   }
   bool gone() const { return gone_.load(); }
   void wake() {
@@ -57,13 +56,20 @@ class LiveViewer : public AsyncBody {
  private:
   std::shared_ptr<LiveShared> s_;
   bool hello_sent_ = false;
-  uint64_t cursor_ = 0;  // the connection's strand only
-  std::atomic<uint64_t> cursor_seen_{0};
+  // The next record to send, written by pull() on the connection's strand and read by the hub.
+  // 0 on connect: the whole ring, so the page draws the last minutes at once.
+  std::atomic<uint64_t> cursor_{0};
   std::atomic<uint64_t> sent_status_{0};
   std::atomic<bool> gone_{false};
   std::mutex wake_mu_;
   std::function<void()> wake_;
 };
+
+// Its connection is open: the viewer exists and has not been abandoned.
+static bool watching(const std::weak_ptr<LiveViewer>& w) {
+  auto v = w.lock();
+  return v && !v->gone();
+}
 
 bool LiveViewer::pull(bool keepalive_due, std::string& chunk, HttpResponse&) {
   std::shared_ptr<const std::string> status;
@@ -89,11 +95,10 @@ bool LiveViewer::pull(bool keepalive_due, std::string& chunk, HttpResponse&) {
     chunk += *status;
     sent_status_.store(version);
   }
-  auto slice = s_->feed->read(cursor_, LiveHub::kMaxStepsPerWrite);
+  auto slice = s_->feed->read(cursor_.load(), LiveHub::kMaxStepsPerWrite);
   if (slice.lost > 0) chunk += lost_event_text(slice.lost, slice.next - slice.records.size());
   for (const auto& r : slice.records) chunk += step_event_text(*r);
-  cursor_ = slice.next;
-  cursor_seen_.store(cursor_);
+  cursor_.store(slice.next);
   if (stop) {
     chunk += sse_event("bye", {{"why", "the server is shutting down"}});
     return true;
@@ -139,10 +144,7 @@ std::shared_ptr<AsyncBody> LiveHub::open_viewer() {
   auto v = std::make_shared<LiveViewer>(shared_);
   {
     std::lock_guard<std::mutex> lock(shared_->mu);
-    std::erase_if(shared_->viewers, [](const auto& w) {
-      auto p = w.lock();
-      return !p || p->gone();
-    });
+    std::erase_if(shared_->viewers, [](const auto& w) { return !watching(w); });
     if (static_cast<int>(shared_->viewers.size()) >= kMaxViewers) return nullptr;
     shared_->viewers.push_back(v);
   }
@@ -153,10 +155,7 @@ std::shared_ptr<AsyncBody> LiveHub::open_viewer() {
 int LiveHub::viewers() const {
   std::lock_guard<std::mutex> lock(shared_->mu);
   return static_cast<int>(
-      std::count_if(shared_->viewers.begin(), shared_->viewers.end(), [](const auto& w) {
-        auto p = w.lock();
-        return p && !p->gone();
-      }));
+      std::count_if(shared_->viewers.begin(), shared_->viewers.end(), watching));
 }
 
 // Every 100 ms: wakes the viewers that are behind; every 250 ms (and at once when viewers come
@@ -170,10 +169,7 @@ void LiveHub::run() {
   while (!s.stop) {
     s.cv.wait_for(lock, s.viewers.empty() ? 1000ms : 100ms);
     if (s.stop) break;
-    std::erase_if(s.viewers, [](const auto& w) {
-      auto p = w.lock();
-      return !p || p->gone();
-    });
+    std::erase_if(s.viewers, [](const auto& w) { return !watching(w); });
     if (s.viewers.empty()) continue;
     const bool closing = s.closing && s.closing();
     const auto now = Clock::now();
