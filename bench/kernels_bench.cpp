@@ -7,7 +7,9 @@
 // types (e.g. KB_TYPES=q4_K,q6_K). KB_MOE=1 adds a mixture-of-experts decode row per type: 8 of
 // 128 experts of Qwen3-30B-A3B's shape (gate and up fused 1536x2048, down 2048x768), picked at
 // random per token and run as the engine runs them (matmul_many), against the same bytes read as
-// one matrix.
+// one matrix. KB_BATCH=1 adds, per type, the time of one uncached matrix against the number of x
+// rows (a mixed step's decode rows plus its prefill chunk): where streaming the weights and the
+// rows' arithmetic stop overlapping, each added row costs more than a large batch's share.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -55,7 +57,8 @@ std::vector<uint8_t> random_matrix(TensorType t, int64_t rows, int64_t cols, uin
 
 void bench_type(TensorType t, SimdLevel level, ThreadPool& pool, double bw, double peak,
                 double peak_cpu) {
-  const int64_t rows = 2048, cols = 8192;
+  const int64_t rows = 2048,
+                cols = std::getenv("KB_COLS") ? std::atoll(std::getenv("KB_COLS")) : 8192;
   const size_t bytes = kernel_row_bytes(t, cols) * rows;
   // Enough copies to be well past a 260 MB L3; KB_CACHED=1 keeps one (compute-bound view).
   const int n_mats =
@@ -102,6 +105,24 @@ void bench_type(TensorType t, SimdLevel level, ThreadPool& pool, double bw, doub
   const double mm_cpu = (cpu_s() - c0) / greps / pool.size();
   const double gops = 2.0 * double(rows) * cols * 512 / mm_s / 1e9;
   const double gops_cpu = 2.0 * double(rows) * cols * 512 / mm_cpu / 1e9;
+  if (std::getenv("KB_BATCH") != nullptr) {
+    const double per_row_large = mm_s / 512;
+    for (int n_x : {1, 2, 4, 8, 12, 16, 20, 24, 32, 48, 64}) {
+      for (int i = 0; i < n_mats; ++i) matmul_at(level, view(i), x.data(), n_x, y.data(), &pool);
+      const int breps = std::max(2 * n_mats, 8);
+      const double b0 = now_s();
+      for (int i = 0; i < breps; ++i) {
+        matmul_at(level, view(i % n_mats), x.data(), n_x, y.data(), &pool);
+      }
+      const double b_s = (now_s() - b0) / breps;
+      std::printf(
+          "%-6s n_x=%-3d uncached %7.3f ms = matvec + %6.3f ms per added row (%.2fx a 512-row "
+          "batch's %.3f ms)\n",
+          std::string(baton::gguf::type_name(t)).c_str(), n_x, b_s * 1e3,
+          n_x > 1 ? (b_s - mv_s) / (n_x - 1) * 1e3 : 0.0,
+          n_x > 1 ? (b_s - mv_s) / (n_x - 1) / per_row_large : 0.0, per_row_large * 1e3);
+    }
+  }
   std::printf(
       "%-6s %s 2048x8192  matvec %7.3f ms %6.2f GB/s (%.2f of read bw)   gemm n_x=512 %8.2f ms "
       "%7.1f "

@@ -40,21 +40,26 @@ SimdLevel clamp_level(SimdLevel l) {
   return int(l) > int(detected_simd_level()) ? detected_simd_level() : l;
 }
 
+// fn(o_begin, o_end, o_stream_end): weight rows to compute, and where this thread's run of
+// rows ends (see quant_rows_avx512).
 void run_rows(ThreadPool* pool, const MatrixView& w,
-              const std::function<void(int64_t, int64_t)>& fn) {
+              const std::function<void(int64_t, int64_t, int64_t)>& fn) {
   const int64_t rows = w.rows, tile = row_tile(w);
   const int64_t tiles = (rows + tile - 1) / tile;
-  auto body = [&](int64_t t0, int64_t t1) { fn(t0 * tile, std::min(rows, t1 * tile)); };
+  auto body = [&](int64_t t0, int64_t t1, int64_t run_end) {
+    fn(t0 * tile, std::min(rows, t1 * tile), std::min(rows, run_end * tile));
+  };
   if (pool != nullptr) {
     // About 8 pieces per thread: small enough to even out a slowed thread, large enough that
     // each piece streams well over a hundred KB of a large matrix.
     pool->parallel_for_dynamic(tiles, std::max<int64_t>(1, tiles / (8 * pool->size())), body);
   } else {
-    body(0, tiles);
+    body(0, tiles, tiles);
   }
 }
 
-using QuantKernel = void (*)(const MatrixView&, const QuantizedX&, int64_t, int64_t, float*);
+using QuantKernel = void (*)(const MatrixView&, const QuantizedX&, int64_t, int64_t, int64_t,
+                             float*);
 using FloatKernel = void (*)(const MatrixView&, const float*, int64_t, int64_t, int64_t, float*);
 
 FloatKernel float_kernel(SimdLevel level) {
@@ -143,7 +148,7 @@ void matmul_at(SimdLevel level, const MatrixView& w, const float* x, int64_t n_x
   if (w.rows * w.cols * n_x < kMinParallelMacs) pool = nullptr;
   if (is_float_type(w.type)) {
     const FloatKernel kernel = float_kernel(level);
-    run_rows(pool, w, [&](int64_t o0, int64_t o1) { kernel(w, x, n_x, o0, o1, y); });
+    run_rows(pool, w, [&](int64_t o0, int64_t o1, int64_t) { kernel(w, x, n_x, o0, o1, y); });
     return;
   }
   // x is quantized once per call, row by row with one function.
@@ -162,7 +167,8 @@ void matmul_at(SimdLevel level, const MatrixView& w, const float* x, int64_t n_x
   }
   const QuantizedX& xq = qx;
   const QuantKernel kernel = quant_kernel(level);
-  run_rows(pool, w, [&](int64_t o0, int64_t o1) { kernel(w, xq, o0, o1, y); });
+  run_rows(pool, w,
+           [&](int64_t o0, int64_t o1, int64_t o_run) { kernel(w, xq, o0, o1, o_run, y); });
 }
 
 void matmul(const MatrixView& w, const float* x, int64_t n_x, float* y, ThreadPool* pool) {
@@ -229,7 +235,7 @@ void matmul_many(const MatmulJob* jobs, size_t n_jobs, ThreadPool* pool) {
     const int64_t t = (m.w.rows + row_tile(m.w) - 1) / row_tile(m.w);
     for (int64_t t0 = 0; t0 < t; t0 += grain) pieces.push_back({j, t0, std::min(t, t0 + grain)});
   }
-  auto run = [&](int64_t p0, int64_t p1) {
+  auto run = [&](int64_t p0, int64_t p1, int64_t run_end) {
     for (int64_t p = p0; p < p1; ++p) {
       const Piece& c = pieces[p];
       const MatmulJob& m = jobs[c.job];
@@ -237,16 +243,20 @@ void matmul_many(const MatmulJob* jobs, size_t n_jobs, ThreadPool* pool) {
       const int64_t o0 = c.t0 * tile, o1 = std::min(m.w.rows, c.t1 * tile);
       if (is_float_type(m.w.type)) {
         float_kernel(levels[c.job])(m.w, m.x, m.n_x, o0, o1, m.y);
-      } else {
-        quant_kernel(levels[c.job])(m.w, qx[c.job], o0, o1, m.y);
+        continue;
       }
+      // This thread's next pieces of the same job continue these rows.
+      int64_t q = p + 1;
+      while (q < run_end && pieces[q].job == c.job) ++q;
+      const int64_t o_run = std::min(m.w.rows, pieces[q - 1].t1 * tile);
+      quant_kernel(levels[c.job])(m.w, qx[c.job], o0, o1, o_run, m.y);
     }
   };
   const auto n_pieces = static_cast<int64_t>(pieces.size());
   if (pool != nullptr) {
     pool->parallel_for_dynamic(n_pieces, 1, run);
   } else {
-    run(0, n_pieces);
+    run(0, n_pieces, n_pieces);
   }
 }
 

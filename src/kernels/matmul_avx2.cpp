@@ -265,7 +265,7 @@ void with_type(gguf::TensorType t, F&& fn) {
 }  // namespace
 
 void quant_rows_avx2(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
-                     float* y) {
+                     int64_t /*o_stream_end*/, float* y) {
   thread_local std::vector<UnpackedRow> unpacked(kGroupRows);
   const auto* base = static_cast<const uint8_t*>(w.data);
   for (int64_t g0 = o_begin; g0 < o_end; g0 += kGroupRows) {

@@ -306,8 +306,8 @@ LaneForm avx512_lane_form(const MatrixView& w) {
 }
 
 void quant_rows_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
-                       float* y) {
-  if (w.interleave != 1) return quant_rows16_avx512(w, x, o_begin, o_end, y);
+                       int64_t o_stream_end, float* y) {
+  if (w.interleave != 1) return quant_rows16_avx512(w, x, o_begin, o_end, o_stream_end, y);
   with_loader(w.type, [&]<class L>() { quant_rows<L>(w, x, o_begin, o_end, y); });
 }
 

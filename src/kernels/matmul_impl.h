@@ -103,19 +103,21 @@ struct UnpackedRow {
 void unpack_row(gguf::TensorType t, const uint8_t* row, int64_t cols, UnpackedRow& out,
                 bool values = true);
 
-// Computes y for weight rows [o_begin, o_end) and every row of x.
+// Computes y for weight rows [o_begin, o_end) and every row of x. The caller runs rows
+// [o_end, o_stream_end) on this thread next (ThreadPool::parallel_for_dynamic's run): a kernel
+// may prefetch them while it computes these.
 void quant_rows_scalar(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
-                       float* y);
+                       int64_t o_stream_end, float* y);
 void quant_rows_avx2(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
-                     float* y);
+                     int64_t o_stream_end, float* y);
 void quant_rows_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
-                       float* y);
+                       int64_t o_stream_end, float* y);
 // The 32 levels of block b of a row of quantized type t (not Q8_0) as the AVX2 kernel decodes
 // them in place: unpack_row's q values, bit for bit (kernel tests check it). Needs AVX2.
 void avx2_block_levels(gguf::TensorType t, const uint8_t* row, int64_t b, int8_t* out);
 // quant_rows_avx512 for weights in the 16-row tile layout.
 void quant_rows16_avx512(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
-                         float* y);
+                         int64_t o_stream_end, float* y);
 void float_rows_scalar(const MatrixView& w, const float* x, int64_t n_x, int64_t o_begin,
                        int64_t o_end, float* y);
 void float_rows_avx2(const MatrixView& w, const float* x, int64_t n_x, int64_t o_begin,

@@ -151,7 +151,7 @@ void unpack_row(TensorType t, const uint8_t* row, int64_t cols, UnpackedRow& out
 }
 
 void quant_rows_scalar(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
-                       float* y) {
+                       int64_t /*o_stream_end*/, float* y) {
   thread_local UnpackedRow u;
   const bool half = has_half_offsets(w.type);
   for (int64_t o = o_begin; o < o_end; ++o) {

@@ -1,6 +1,8 @@
 #include "kernels/thread_pool.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <utility>
 
 namespace baton::kernels {
@@ -118,16 +120,74 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
 
 void ThreadPool::parallel_for_dynamic(int64_t n, int64_t grain,
                                       const std::function<void(int64_t, int64_t)>& fn) {
+  parallel_for_dynamic(n, grain, [&](int64_t b, int64_t e, int64_t) { fn(b, e); });
+}
+
+namespace {
+
+// One thread's share of a parallel_for_dynamic: [front, back) still to run, both in one word so
+// that the owner taking a front piece and another thread taking a back piece never both get
+// the same index. On its own cache line: the owner updates it every piece.
+struct alignas(64) OwnedRun {
+  std::atomic<uint64_t> bounds{0};
+
+  static uint64_t pack(int64_t front, int64_t back) {
+    return uint64_t(front) | (uint64_t(back) << 32);
+  }
+  void set(int64_t front, int64_t back) { bounds.store(pack(front, back)); }
+  // Takes up to `grain` indices from the front (the owner) or the back (anyone else); false when
+  // none are left. run_end: where this run ends after the take.
+  bool take(int64_t grain, bool from_front, int64_t& b, int64_t& e, int64_t& run_end) {
+    uint64_t cur = bounds.load();
+    for (;;) {
+      const auto front = int64_t(cur & 0xffffffffu), back = int64_t(cur >> 32);
+      if (front >= back) return false;
+      b = from_front ? front : std::max(front, back - grain);
+      e = from_front ? std::min(back, front + grain) : back;
+      const uint64_t next = from_front ? pack(e, back) : pack(front, b);
+      if (bounds.compare_exchange_weak(cur, next)) {
+        run_end = from_front ? back : e;
+        return true;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void ThreadPool::parallel_for_dynamic(int64_t n, int64_t grain,
+                                      const std::function<void(int64_t, int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(1, grain);
   if (size() == 1 || n <= grain || t_inside_pool) {
-    fn(0, n);
+    fn(0, n, n);
     return;
   }
-  std::atomic<int64_t> next{0};
-  parallel_for(size(), [&](int64_t, int64_t) {
-    for (int64_t b = next.fetch_add(grain); b < n; b = next.fetch_add(grain)) {
-      fn(b, std::min(n, b + grain));
+  if (n > int64_t(INT32_MAX)) {  // beyond the packed bounds: one counter, no runs
+    std::atomic<int64_t> next{0};
+    parallel_for(size(), [&](int64_t, int64_t) {
+      for (int64_t b = next.fetch_add(grain); b < n; b = next.fetch_add(grain)) {
+        const int64_t e = std::min(n, b + grain);
+        fn(b, e, e);
+      }
+    });
+    return;
+  }
+  const int threads = size();
+  std::vector<OwnedRun> runs(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t) runs[size_t(t)].set(n * t / threads, n * (t + 1) / threads);
+  parallel_for(threads, [&](int64_t self, int64_t) {
+    int64_t b = 0, e = 0, run_end = 0;
+    while (runs[size_t(self)].take(grain, true, b, e, run_end)) fn(b, e, run_end);
+    for (bool found = true; found;) {
+      found = false;
+      for (int k = 1; k < threads; ++k) {
+        auto& other = runs[size_t((self + k) % threads)];
+        if (other.take(grain, false, b, e, run_end)) {
+          fn(b, e, run_end);
+          found = true;
+        }
+      }
     }
   });
 }

@@ -27,11 +27,18 @@ class ThreadPool {
   // from several threads at once are serialised; a call from inside a chunk runs inline.
   void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
 
-  // Like parallel_for, but [0, n) is cut into pieces of `grain` that the threads take in order
-  // from a shared counter: a thread slowed by the machine (another process on its core) takes
-  // fewer pieces instead of holding up the others at the end.
+  // Like parallel_for, but [0, n) is cut into pieces of `grain`: each thread owns a contiguous
+  // share and takes its pieces from the front, in order; a thread that has run out takes the
+  // others' last pieces, one at a time from the back. So a thread slowed by the machine (another
+  // process on its core) runs fewer pieces instead of holding up the others at the end, and each
+  // thread still walks one ascending run of [0, n) that a kernel can stream ahead through.
   void parallel_for_dynamic(int64_t n, int64_t grain,
                             const std::function<void(int64_t, int64_t)>& fn);
+  // The same, where fn(begin, end, run_end) also learns the end of the run it is in: this thread
+  // takes [end, run_end) next unless another thread takes its back first (run_end == end for a
+  // piece taken from another thread). A kernel may prefetch up to run_end.
+  void parallel_for_dynamic(int64_t n, int64_t grain,
+                            const std::function<void(int64_t, int64_t, int64_t)>& fn);
 
  private:
   void worker_main(int index);

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -71,6 +74,72 @@ TEST(ThreadPool, DynamicPiecesGoToTheThreadThatIsFree) {
   });
   EXPECT_FALSE(timed_out.load());
   EXPECT_EQ(done.load(), kPieces);
+}
+
+// Each thread walks its own share in ascending pieces, and run_end tells it where that walk
+// ends: no piece it is told it takes next is ever run by anyone before it gets there, except a
+// piece another thread took from the back (then run_end shrinks to that piece's end).
+TEST(ThreadPool, DynamicRunsAscendAndRunEndBoundsWhatFollows) {
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {2, 9, 64, 1001}) {
+      for (int64_t grain : {1, 3, 16}) {
+        std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+        std::mutex mu;
+        std::vector<std::array<int64_t, 4>> calls;  // thread tag, begin, end, run_end
+        pool.parallel_for_dynamic(n, grain, [&](int64_t b, int64_t e, int64_t run_end) {
+          ASSERT_LT(b, e);
+          ASSERT_GE(run_end, e);
+          ASSERT_LE(run_end, n);
+          for (int64_t i = b; i < e; ++i) ++hits[size_t(i)];
+          std::lock_guard<std::mutex> lock(mu);
+          calls.push_back(
+              {int64_t(std::hash<std::thread::id>{}(std::this_thread::get_id())), b, e, run_end});
+        });
+        for (auto& h : hits) ASSERT_EQ(h.load(), 1) << n << " " << grain;
+        if (n <= grain) continue;
+        // A call's [end, run_end) is covered by that same thread's later calls, in order, up
+        // to where another thread's back piece begins.
+        for (size_t i = 0; i < calls.size(); ++i) {
+          int64_t at = calls[i][2];
+          for (size_t j = i + 1; j < calls.size() && at < calls[i][3]; ++j) {
+            if (calls[j][0] == calls[i][0] && calls[j][1] == at) at = calls[j][2];
+          }
+          for (const auto& c : calls) {
+            if (at < calls[i][3] && c[0] != calls[i][0] && c[1] <= at && at < c[2]) {
+              at = calls[i][3];  // stolen from the back: the rest was never this thread's
+            }
+          }
+          EXPECT_EQ(at, calls[i][3]) << "n " << n << " grain " << grain << " call " << i;
+        }
+      }
+    }
+  }
+}
+
+// A thread that is held up loses the back of its share to the others, piece by piece from the
+// end, and keeps the front it already walks.
+TEST(ThreadPool, DynamicStealsFromTheBackOfAHeldUpThread) {
+  ThreadPool pool(2);
+  constexpr int64_t kPieces = 20;  // thread 0 owns [0, 10), thread 1 [10, 20)
+  std::atomic<int64_t> done{0};
+  std::mutex mu;
+  std::vector<int64_t> stolen;
+  pool.parallel_for_dynamic(kPieces, 1, [&](int64_t b, int64_t e, int64_t run_end) {
+    if (b == 0) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (done.load() < kPieces - 1 && std::chrono::steady_clock::now() < until) {
+        std::this_thread::yield();
+      }
+    } else if (b < 10) {
+      std::lock_guard<std::mutex> lock(mu);
+      stolen.push_back(b);
+      EXPECT_EQ(run_end, e);
+    }
+    ++done;
+  });
+  EXPECT_EQ(done.load(), kPieces);
+  EXPECT_EQ(stolen, (std::vector<int64_t>{9, 8, 7, 6, 5, 4, 3, 2, 1}));
 }
 
 TEST(ThreadPool, ZeroAndDefaultSize) {
