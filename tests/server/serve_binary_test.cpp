@@ -440,11 +440,13 @@ TEST(ServeBinary, ItlTargetIsMeasuredAtStartAndStated) {
   const std::string by_default = startup_line({});
   std::smatch m;
   ASSERT_TRUE(
-      std::regex_search(by_default, m, std::regex(R"(itl_target_ms=(\d+)\(3x_decode_step\))")))
+      std::regex_search(by_default, m, std::regex(R"(itl_target_ms=(\d+)\(2.8x_decode_step\))")))
       << by_default;
   EXPECT_GT(std::stoi(m[1].str()), 0);
   EXPECT_NE(startup_line({"--itl-target-ms", "off"}).find("itl_target_ms=off "), std::string::npos);
   EXPECT_NE(startup_line({"--itl-target-ms", "150"}).find("itl_target_ms=150 "), std::string::npos);
+  EXPECT_TRUE(std::regex_search(startup_line({"--itl-target-ms", "2.5x"}),
+                                std::regex(R"(itl_target_ms=\d+\(2.5x_decode_step\) )")));
 
   const std::string model = (dir / "m256.gguf").string();
   const std::string out = (dir / "bad-itl.txt").string();
@@ -456,6 +458,15 @@ TEST(ServeBinary, ItlTargetIsMeasuredAtStartAndStated) {
   EXPECT_NE(rc, 0);
   EXPECT_NE(text.str().find("--itl-target-ms"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("auto or off"), std::string::npos) << text.str();
+  for (const char* bad : {"0.5x", "x", "3xx", "-2x", "nanx"}) {
+    const int bad_rc = std::system((baton::testing::baton_binary() + " serve -m " + model +
+                                    " --port 0 --itl-target-ms " + bad + " > " + out + " 2>&1")
+                                       .c_str());
+    std::stringstream bad_text;
+    bad_text << std::ifstream(out).rdbuf();
+    EXPECT_NE(bad_rc, 0) << bad;
+    EXPECT_NE(bad_text.str().find("e.g. 2.5x"), std::string::npos) << bad << ": " << bad_text.str();
+  }
 }
 
 }  // namespace
