@@ -14,7 +14,11 @@
 #   kill        3 replicas sharing one --kv-disk-dir, hash routing; after two turns the replica
 #               holding the most sessions gets SIGTERM: every later request must still answer
 #               200, sessions on the other replicas must stay put, and each moved session's first
-#               turn on its new replica must find its prefix in the shared disk tier.
+#               turn on its new replica must find its prefix in the shared disk tier;
+#   crash       as kill, but SIGKILL while the replica streams an answer (and may be writing to
+#               the disk tier): the cut stream must end, every later turn must answer 200 from
+#               the others, and a replica restarted on the same directory must restore a session
+#               from the files the dead one shared.
 # Needs python3, curl and haproxy (scripts/install-deps.sh) and ../shared/models/stories260K.gguf
 # (BATON_SHARED_DIR overrides ../shared). Without one of them the test is skipped (ctest's 77),
 # or fails under a strict run (CI=true or BATON_STRICT_SKIPS=1).
@@ -330,11 +334,66 @@ try:
 finally:
     reps.stop()
 
+log("== crash: 3 replicas, one shared --kv-disk-dir, balance hash, one SIGKILLed mid-stream")
+crash_dir_args = disk_args("kv-crash")
+reps = Replicas("crash", "hash", SERVE + crash_dir_args)
+try:
+    crashed = Run("crash")
+    for t in range(KILL_AFTER):
+        crashed.turn(reps.url, t)
+    time.sleep(2)  # write-behind: the sessions' blocks are on disk before the crash
+    # A long answer on one session: once its first event is read, its replica dies at once,
+    # whatever it is doing (the stream, its write-behind, its index), as on an OOM kill.
+    cut_sid = "agent-session-0"
+    long_msgs = crashed.history[cut_sid] + [{"role": "user", "content": "Tell a long story."}]
+    c = connect(reps.url)
+    c.request("POST", "/v1/chat/completions",
+              json.dumps({"messages": long_msgs, "max_tokens": 250, "temperature": 1,
+                          "stream": True, "ignore_eos": True}),
+              {"content-type": "application/json", "x-session-affinity": cut_sid})
+    r = c.getresponse()
+    crash_victim = r.getheader("x-baton-replica", "")
+    first = r.readline()
+    log(f"  SIGKILL to replica {crash_victim} (pid {reps.pids.get(crash_victim)}) after its "
+        f"first bytes {first[:40]!r}")
+    os.kill(reps.pids[crash_victim], signal.SIGKILL)
+    c.sock.settimeout(30)
+    cut_start = time.monotonic()
+    cut_done = False
+    try:
+        for raw in r:
+            cut_done = cut_done or raw.startswith(b"data: [DONE]")
+        cut_outcome = "completed" if cut_done else "cut"
+    except (http.client.HTTPException, OSError, ValueError) as e:
+        cut_outcome = f"cut ({type(e).__name__})"
+    cut_wait = time.monotonic() - cut_start
+    c.close()
+    log(f"  the stream on the killed replica: {cut_outcome} after {cut_wait:.1f} s")
+    time.sleep(2)  # the proxy's checks take the dead replica out
+    n_before = len(crashed.records)
+    for t in range(KILL_AFTER, TURNS):
+        crashed.turn(reps.url, t)
+    crash_after = crashed.records[n_before:]
+    time.sleep(2)  # the survivors' write-behind saves the last turns
+finally:
+    reps.stop()
+# A fresh replica on the directory the dead one was writing to: it must start, and a session's
+# whole conversation so far must come back from the files.
+restart = Single("crash-restart", SERVE + crash_dir_args)
+try:
+    status, text, usage, _ = chat(restart.url, cut_sid, crashed.history[cut_sid], stream=False)
+    restored = usage.get("prompt_tokens_details", {}).get("cached_tokens", 0) if usage else 0
+    restored_of = usage["prompt_tokens"] if usage else 0
+    log(f"  restarted replica: HTTP {status}, {restored} of {restored_of} prompt tokens from "
+        f"the disk tier")
+finally:
+    restart.stop()
+
 with open(os.path.join(WORK, "records.json"), "w") as f:
-    json.dump({r.name: r.records for r in (single, hashed, rr, killed)}, f, indent=1)
+    json.dump({r.name: r.records for r in (single, hashed, rr, killed, crashed)}, f, indent=1)
 log("")
 log(f"{'run':<12}{'requests':>9}{'prompt tokens':>15}{'cached tokens':>15}{'cached share':>14}")
-for run in (single, hashed, rr, killed):
+for run in (single, hashed, rr, killed, crashed):
     log(f"{run.name:<12}{len(run.records):>9}{run.prompt:>15}{run.cached:>15}{run.share():>14.3f}")
 log("")
 last_before = {sid: prompt for sid, turn, prompt, _, _ in killed.records if turn == KILL_AFTER}
@@ -386,11 +445,22 @@ moved_ok = all(s in first_after and first_after[s][2] >= last_before[s] - BLOCK 
 check(moved_ok, "kill: each moved session's first turn on its new replica found its previous "
       "turn's prompt (to within one block) in the shared disk tier")
 
+check(cut_wait < 20,
+      f"crash: the stream on the SIGKILLed replica ended ({cut_outcome}, {cut_wait:.1f} s), "
+      f"no hang")
+check(not crashed.failures and all(rep != crash_victim for _, _, _, _, rep in crash_after),
+      f"crash: every later turn answered 200 by a surviving replica"
+      + (f": {crashed.failures}" if crashed.failures else ""))
+last_prompt = max(p for sid, _, p, _, _ in crashed.records if sid == cut_sid)
+check(status == 200 and restored >= last_prompt - BLOCK,
+      f"crash: a replica restarted on the dead one's --kv-disk-dir answered 200 and restored "
+      f"{restored} tokens of the session (its last answered prompt: {last_prompt})")
+
 log(f"\n{sum(ok for ok, _ in checks)} of {len(checks)} checks passed "
     f"in {time.monotonic() - started:.0f} s")
 sys.exit(0 if all(ok for ok, _ in checks) else 1)
 PY
-summary "4 run, 0 skipped"
+summary "5 run, 0 skipped"
 if [ "$rc" = 0 ]; then
   rm -rf "$WORK"
 else
