@@ -48,6 +48,7 @@ struct DiskStoreStats {
   uint64_t blocks = 0;         // blocks indexed for this model
   uint64_t saved_blocks = 0;   // written since start
   uint64_t loaded_blocks = 0;  // read back and verified since start
+  uint64_t cached_loads = 0;   // of those, copied from the page cache (no device read)
   uint64_t evicted_files = 0;  // removed to stay within the budget
   // Directory listings since start: at start, one per save (under the directory's lock, for
   // the shared budget), one per change other processes made, and one every few seconds.
@@ -134,6 +135,11 @@ class DiskStore {
     int fd = -1;                           // owned
     int direct_fd = -1;                    // owned: the same file with O_DIRECT, -1 where refused
     bool vanished = false;                 // removed by another process since it was indexed
+    // Which pages of [page_base, end) the page cache held when the load began (mincore).
+    uint64_t page_base = 0;
+    std::vector<unsigned char> resident;
+    // The page cache held every byte of [off, off + n) when the load began.
+    bool cached(uint64_t off, uint64_t n) const;
     OpenFile() = default;
     OpenFile(const OpenFile&) = delete;
     OpenFile& operator=(const OpenFile&) = delete;

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "kv/disk_test_util.h"
+#include "util/posix_file.h"
 
 namespace baton::kv {
 namespace {
@@ -46,6 +47,27 @@ TEST(DiskStore, SavedBlocksLoadBackExactlyAndSurviveARestart) {
   EXPECT_EQ(load_chain(again, blocks), 5u);
   EXPECT_EQ(again.stats().blocks, 5u);
   EXPECT_EQ(again.stats().loaded_blocks, 5u);
+}
+
+// Blocks still in the page cache (just saved) are copied from it, not read from the device
+// again; once evicted they come through the device read, the same bytes either way.
+TEST(DiskStore, BlocksStillInThePageCacheAreCopiedFromIt) {
+  ScratchDir dir;
+  DiskStore s(options(dir.path()));
+  const auto blocks = chain(testing::test_layout(), 5, 0);
+  ASSERT_TRUE(save_chain(s, blocks));
+  const auto files = segments(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  util::Fd probe(::open(files[0].c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_GE(probe.fd, 0);
+  EXPECT_EQ(load_chain(s, blocks), 5u);
+  EXPECT_EQ(s.stats().cached_loads, 5u);
+
+  ASSERT_EQ(::fsync(probe.fd), 0);
+  ASSERT_EQ(::posix_fadvise(probe.fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  EXPECT_EQ(load_chain(s, blocks), 5u);
+  EXPECT_EQ(s.stats().loaded_blocks, 10u);
+  EXPECT_EQ(s.stats().cached_loads, 5u);
 }
 
 // A save lists the directory once (under its lock, for the shared budget); the periodic look
