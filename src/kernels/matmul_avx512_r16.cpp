@@ -376,7 +376,7 @@ BATON_AVX512_INLINE void block16(const typename Tile::Group& grp, int j, int64_t
 
 // NR x rows (from r0) against the tile at `tile`; n_valid of its 16 rows are stored.
 // Lines [far, far_end) are fetched into L2 while this tile's rows are computed, at most
-// far_per_block per block (see rows16).
+// per_block per block (see rows16).
 struct FarPrefetch {
   const uint8_t* far = nullptr;
   const uint8_t* far_end = nullptr;
@@ -439,7 +439,7 @@ void tile_dispatch(int nr, const uint8_t* tile, const QuantizedX& x, int64_t r0,
 // arithmetic do not overlap by themselves, and a step of 16 rows cost a matrix-vector product plus
 // 16 rows' arithmetic. So the passes over one chunk also fetch the next chunk of this thread's run
 // into L2, spread evenly over their blocks (a 16-row step of the 1B q8_0 model 8 % faster, a 4-row
-// one 5 %: `baton bench engine --contexts 256 --step N`). One x row (decode) is left to the
+// one 9 %: `baton bench engine --contexts 256 --step N`). One x row (decode) is left to the
 // hardware prefetchers, which keep up with a matrix-vector product on their own.
 template <class Tile>
 void rows16(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o_end,
@@ -464,8 +464,10 @@ void rows16(const MatrixView& w, const QuantizedX& x, int64_t o_begin, int64_t o
       for (int64_t o0 = c0; o0 < c1; o0 += kTile16, ++call) {
         const int n_valid = int(std::min<int64_t>(kTile16, c1 - o0));
         FarPrefetch fp;
-        if (slice > 0)
-          fp = {next + call * slice, std::min(next + (call + 1) * slice, next_end), per_block};
+        if (slice > 0) {
+          const int64_t at = std::min(call * slice, next_end - next);
+          fp = {next + at, next + std::min(at + slice, next_end - next), per_block};
+        }
         tile_dispatch<Tile>(nr, tile_at(w, o0), x, r0, y, w.rows, o0, n_valid, fp);
       }
     }
