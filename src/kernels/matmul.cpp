@@ -229,11 +229,13 @@ void matmul_many(const MatmulJob* jobs, size_t n_jobs, ThreadPool* pool) {
   // About 8 pieces per thread over all jobs, none straddling two jobs.
   const int64_t grain = std::max<int64_t>(1, tiles / (8 * threads));
   std::vector<Piece> pieces;
+  std::vector<int64_t> job_end(n_jobs);  // one past the job's last piece (they are consecutive)
   for (size_t j = 0; j < n_jobs; ++j) {
     const MatmulJob& m = jobs[j];
     if (m.w.rows == 0 || m.n_x == 0) continue;
     const int64_t t = (m.w.rows + row_tile(m.w) - 1) / row_tile(m.w);
     for (int64_t t0 = 0; t0 < t; t0 += grain) pieces.push_back({j, t0, std::min(t, t0 + grain)});
+    job_end[j] = static_cast<int64_t>(pieces.size());
   }
   auto run = [&](int64_t p0, int64_t p1, int64_t run_end) {
     for (int64_t p = p0; p < p1; ++p) {
@@ -246,9 +248,8 @@ void matmul_many(const MatmulJob* jobs, size_t n_jobs, ThreadPool* pool) {
         continue;
       }
       // This thread's next pieces of the same job continue these rows.
-      int64_t q = p + 1;
-      while (q < run_end && pieces[q].job == c.job) ++q;
-      const int64_t o_run = std::min(m.w.rows, pieces[q - 1].t1 * tile);
+      const Piece& last = pieces[std::min(run_end, job_end[c.job]) - 1];
+      const int64_t o_run = std::min(m.w.rows, last.t1 * tile);
       quant_kernel(levels[c.job])(m.w, qx[c.job], o0, o1, o_run, m.y);
     }
   };

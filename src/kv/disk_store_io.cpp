@@ -149,8 +149,8 @@ class BounceBuffer {
 
 bool DiskStore::OpenFile::cached(uint64_t off, uint64_t n) const {
   if (resident.empty() || off < page_base || n == 0) return false;
-  const uint64_t page = kPageBytes;
-  const uint64_t first = (off - page_base) / page, last = (off + n - 1 - page_base) / page;
+  const uint64_t first = (off - page_base) / kPageBytes;
+  const uint64_t last = (off + n - 1 - page_base) / kPageBytes;
   if (last >= resident.size()) return false;
   for (uint64_t p = first; p <= last; ++p) {
     if ((resident[p] & 1) == 0) return false;
