@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/kv_type_flags.h"
 #include "constraint/constraint_compiler.h"
 #include "engine/generate.h"
 #include "engine/llama_engine.h"
@@ -158,7 +159,8 @@ void register_run(CLI::App& app) {
   cmd->add_option("--seed", s.seed, "sampling seed")->capture_default_str();
   cmd->add_option("--threads", a->engine.threads, "compute threads (0 = all cores)")
       ->capture_default_str();
-  cmd->add_option("--kv-type", a->engine.kv_type, "f16 | f32")->capture_default_str();
+  cmd->add_option("--kv-type", a->engine.kv_type, "KV cache type of keys and values alike (see -ctk, -ctv)")->capture_default_str();
+  add_kv_type_flags(cmd, a->engine);
   cmd->add_option("--grammar", a->grammar_file, "constrain the output to a GBNF grammar file");
   cmd->add_option("--json-schema", a->schema_file, "constrain the output to a JSON Schema file");
   cmd->add_option("--regex", a->regex, "constrain the output to a regex (whole output)");

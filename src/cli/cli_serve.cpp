@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <malloc.h>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -19,14 +20,17 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/kv_type_flags.h"
 #include "engine/llama_engine.h"
 #include "gguf/gguf_file.h"
 #include "sched/engine_loop.h"
+#include "sched/memory_plan.h"
 #include "server/answer/backend.h"
 #include "server/api/chat_prompt.h"
 #include "server/http_server.h"
 #include "tokenizer/tokenizer_codec.h"
 #include "toolcall/output_format.h"
+#include "util/host_memory.h"
 #include "util/log.h"
 
 namespace baton::cli {
@@ -38,6 +42,7 @@ struct ServeArgs {
   std::string reasoning_format = "auto";
   std::string alias;
   int threads = 0;
+  engine::EngineOptions engine;  // the KV cache types (-ctk, -ctv)
   int32_t max_tokens_limit = 0;  // 0: --ctx
   bool no_prefix_cache = false;
   server::ServerOptions server;
@@ -148,6 +153,21 @@ std::string try_it_line(const ServeArgs& a, int port) {
       host.find(':') != std::string::npos ? "[" + host + "]" : host, port, auth, quoted);
 }
 
+// Before the weights are rewritten into tiles: the KV pool sized to what the host leaves, or a
+// one-line refusal of settings that cannot fit (sched/memory_plan.h).
+void plan_memory_at_start(ServeArgs& a, bool ctx_given, const model::ModelFootprint& fp) {
+  const int32_t trained = fp.n_ctx_train;
+  if (!ctx_given && trained > 0 && trained < a.sched.ctx) a.sched.ctx = trained;
+  const util::HostMemory host = util::read_host_memory();
+  // Under an address-space limit each thread's malloc arena reserves 64 MB of it: a few do.
+  if (host.address_room != util::kUnlimited) mallopt(M_ARENA_MAX, 4);
+  const sched::MemoryPlan plan = sched::plan_memory(fp, a.sched, ctx_given, host);
+  a.sched.kv_blocks = plan.kv_blocks;
+  a.sched.ctx = plan.ctx;
+  log::info("{}", plan.summary);
+  if (!plan.warning.empty()) log::warn("{}", plan.warning);
+}
+
 void serve(ServeArgs a, bool ctx_given) {
   read_chat_flags(a);
   a.model = resolve_model_arg(a.model);  // hf:REPO/FILE downloads first
@@ -161,11 +181,13 @@ void serve(ServeArgs a, bool ctx_given) {
   server::HttpServer http(a.server);
   int port = http.start();
   log::info("listening on http://{}:{} (loading {})", a.server.host, port, a.model);
-  engine::EngineOptions eo;
+  engine::EngineOptions eo = a.engine;
   eo.threads = a.threads;
+  eo.before_tiles = [&a, ctx_given](const model::ModelFootprint& fp) {
+    plan_memory_at_start(a, ctx_given, fp);
+  };
   auto eng = engine::load_llama_engine(a.model, eo);
   int32_t trained = eng->info().n_ctx_train;
-  if (!ctx_given && trained > 0 && trained < a.sched.ctx) a.sched.ctx = trained;
   if (ctx_given && trained > 0 && a.sched.ctx > trained) {
     log::warn("--ctx {} is over the model's trained context {}; quality past it is not expected",
               a.sched.ctx, trained);
@@ -250,7 +272,9 @@ void add_sched_flags(CLI::App* cmd, sched::SchedConfig& s, bool& no_prefix_cache
                   "cap every step's prefill quantum so its measured cost stays within this "
                   "(--prefill-chunk stays the upper bound; 0 = off)")
       ->capture_default_str();
-  cmd->add_option("--kv-ram-mb", s.kv_ram_mb, "KV cache RAM (0 = sized from ctx x parallel)")
+  cmd->add_option("--kv-ram-mb", s.kv_ram_mb,
+                  "KV cache RAM (0 = ctx x parallel plus a quarter, or what fits beside the "
+                  "weights when that is less)")
       ->capture_default_str();
   cmd->add_flag("--no-prefix-cache", no_prefix_cache, "do not reuse cached prompt prefixes");
   cmd->add_flag("--prefill-preempt,!--no-prefill-preempt", s.prefill_preempt,
@@ -340,6 +364,7 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "compute threads (0 = all cores)")
       ->capture_default_str();
   add_sched_flags(cmd, a->sched, a->no_prefix_cache);
+  add_kv_type_flags(cmd, a->engine);
   cmd->add_option("--keepalive-s", o.keepalive_s,
                   "SSE ': keepalive' comment period while a stream waits")
       ->capture_default_str();

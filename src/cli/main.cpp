@@ -1,5 +1,8 @@
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 
@@ -14,6 +17,26 @@ int exit_code() {
   return g_exit_code;
 }
 }  // namespace baton::cli
+
+namespace {
+
+// llama.cpp's two-letter single-dash flags (-ctk q8_0, -ctv=q8_0), which CLI11 cannot name, as
+// the long flags they stand for.
+std::vector<std::string> with_llama_cpp_spellings(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (auto& a : args) {
+    for (const auto& [shortname, longname] :
+         {std::pair{"-ctk", "--cache-type-k"}, std::pair{"-ctv", "--cache-type-v"}}) {
+      const size_t n = std::strlen(shortname);
+      if (a.compare(0, n, shortname) == 0 && (a.size() == n || a[n] == '=')) {
+        a = longname + a.substr(n);
+      }
+    }
+  }
+  return args;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"baton: an LLM inference server whose scheduler never starves a stream", "baton"};
@@ -31,7 +54,10 @@ int main(int argc, char** argv) {
   baton::cli::register_tokenize(app);
   baton::cli::register_template(app);
   try {
-    app.parse(argc, argv);
+    auto args = with_llama_cpp_spellings(argc, argv);
+    std::vector<char*> cargs;
+    for (auto& a : args) cargs.push_back(a.data());
+    app.parse(static_cast<int>(cargs.size()), cargs.data());
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {

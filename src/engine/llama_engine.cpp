@@ -7,16 +7,24 @@
 #include <chrono>
 #include <fstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "util/log.h"
 
 namespace baton::engine {
 namespace {
 
-model::KvType parse_kv_type(const std::string& s) {
-  if (s == "f16" || s == "F16") return model::KvType::F16;
-  if (s == "f32" || s == "F32") return model::KvType::F32;
-  throw std::runtime_error("kv type '" + s + "' is not supported (expected f16 or f32)");
+model::KvType parse_kv_type(const char* flag, const std::string& s) {
+  if (const auto t = model::kv_type_from_name(s)) return *t;
+  throw std::runtime_error(fmt::format("{} '{}' is not supported: use one of {}", flag, s,
+                                       model::kv_type_names()));
+}
+
+// How the KV types enter the fingerprint and the layout string: as before quantized types
+// existed when K and V share a type, so blocks saved by earlier builds keep their names.
+std::string kv_types_label(model::KvType k, model::KvType v, const char* both_prefix) {
+  if (k == v) return both_prefix + std::string(model::kv_type_name(k));
+  return fmt::format("k={} v={}", model::kv_type_name(k), model::kv_type_name(v));
 }
 
 // The version of the arithmetic that produces KV (kernels, attention, norms): KV saved on disk by
@@ -43,6 +51,7 @@ void hash_weight_samples(const gguf::GgufFile& f, XXH3_state_t* st) {
 // reading gigabytes at start), the file size, and the KV layout. The disk tier keeps blocks
 // across restarts under this name.
 uint64_t fingerprint_of(const gguf::GgufFile& f, const EngineOptions& opts) {
+  const auto [k_type, v_type] = kv_types_of(opts);
   std::ifstream in(f.path(), std::ios::binary);
   // A file without tensors may end before its (aligned) data offset.
   std::string header(std::min(f.data_offset(), f.file_size()), '\0');
@@ -54,7 +63,8 @@ uint64_t fingerprint_of(const gguf::GgufFile& f, const EngineOptions& opts) {
   XXH3_64bits_update(st, header.data(), header.size());
   hash_weight_samples(f, st);
   const std::string layout =
-      fmt::format("kv={};block={};size={}", opts.kv_type, opts.block_size, f.file_size());
+      fmt::format("{};block={};size={}", kv_types_label(k_type, v_type, "kv="), opts.block_size,
+                  f.file_size());
   XXH3_64bits_update(st, layout.data(), layout.size());
   const uint64_t h = XXH3_64bits_digest(st);
   XXH3_freeState(st);
@@ -62,6 +72,13 @@ uint64_t fingerprint_of(const gguf::GgufFile& f, const EngineOptions& opts) {
 }
 
 }  // namespace
+
+std::pair<model::KvType, model::KvType> kv_types_of(const EngineOptions& opts) {
+  // "kv type" names the shared setting, as the error for a bad --kv-type always has.
+  const model::KvType both = parse_kv_type("kv type", opts.kv_type);
+  return {opts.cache_type_k.empty() ? both : parse_kv_type("--cache-type-k", opts.cache_type_k),
+          opts.cache_type_v.empty() ? both : parse_kv_type("--cache-type-v", opts.cache_type_v)};
+}
 
 LlamaEngine::LlamaEngine(std::unique_ptr<model::LlamaModel> model,
                          std::unique_ptr<tokenizer::Tokenizer> tok, uint64_t fingerprint)
@@ -76,7 +93,7 @@ LlamaEngine::LlamaEngine(std::unique_ptr<model::LlamaModel> model,
   // Blocks hold the full-attention layers only (windowed layers keep theirs per sequence).
   const auto* win = model_->window_kv();
   info_.kv_layout = fmt::format("{} layers={} kv_heads={} head_dim={} arithmetic={}",
-                                model_->kv().type() == model::KvType::F16 ? "f16" : "f32",
+                                kv_types_label(model_->kv().k_type(), model_->kv().v_type(), ""),
                                 h.n_attention_layers() - (win ? win->cache().n_layers() : 0),
                                 h.n_head_kv, h.head_dim, kKvArithmetic);
   if (h.is_hybrid() || win) {
@@ -169,9 +186,10 @@ std::unique_ptr<LlamaEngine> load_llama_engine(const std::string& path, const En
   const uint64_t fp = fingerprint_of(*file, opts);
   model::ModelOptions mo;
   mo.threads = opts.threads;
-  mo.kv_type = parse_kv_type(opts.kv_type);
+  std::tie(mo.k_type, mo.v_type) = kv_types_of(opts);
   mo.block_size = opts.block_size;
   mo.interleave_weights = opts.interleave_weights;
+  mo.before_tiles = opts.before_tiles;
   const auto load_start = std::chrono::steady_clock::now();
   auto model = std::make_unique<model::LlamaModel>(std::move(file), mo);
   const double load_s =

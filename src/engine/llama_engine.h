@@ -1,5 +1,6 @@
 #pragma once
 // The real engine: a llama-family model on the CPU behind the engine::Engine interface.
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -11,9 +12,14 @@ namespace baton::engine {
 
 struct EngineOptions {
   int threads = 0;              // 0 = all cores
-  std::string kv_type = "f16";  // "f16" or "f32"
+  // KV storage: f16 (default), f32, q8_0 or q4_0 for keys and values alike, unless
+  // cache_type_k / cache_type_v (llama.cpp's -ctk / -ctv) name one for each.
+  std::string kv_type = "f16";
+  std::string cache_type_k, cache_type_v;
   int32_t block_size = 16;
   bool interleave_weights = true;  // see model::ModelOptions
+  // See model::ModelOptions: the memory the model will take, before the slow part of the load.
+  std::function<void(const model::ModelFootprint&)> before_tiles;
 };
 
 class LlamaEngine : public Engine {
@@ -42,6 +48,10 @@ class LlamaEngine : public Engine {
   std::unique_ptr<tokenizer::Tokenizer> tok_;
   EngineInfo info_;
 };
+
+// The K and V storage types the options name; throws std::runtime_error listing the supported
+// names for any other.
+std::pair<model::KvType, model::KvType> kv_types_of(const EngineOptions& opts);
 
 // Opens a GGUF model and its tokenizer. Throws std::runtime_error naming the file and problem.
 std::unique_ptr<LlamaEngine> load_llama_engine(const std::string& path, const EngineOptions& opts);

@@ -61,8 +61,15 @@ void attend_rows_scalar(const KvCache& cache, int32_t layer, const AttentionShap
   auto head_out = [&](int32_t i, int32_t g) {
     return out + i * row_stride + static_cast<int64_t>(h0 + g) * hd;
   };
+  // Every query vector as the scores read it, once (quantized K: rounded), one after another.
+  scratch.qround.resize(static_cast<size_t>(nq) * hd);
+  std::vector<const float*> qv(nq);
   for (int32_t i = 0; i < n_rows; ++i) {
-    for (int32_t g = 0; g < group; ++g) std::fill(head_out(i, g), head_out(i, g) + hd, 0.0f);
+    for (int32_t g = 0; g < group; ++g) {
+      float* tmp = scratch.qround.data() + static_cast<int64_t>(i * group + g) * hd;
+      qv[i * group + g] = query_vector(cache, q, row_stride, i, h0 + g, hd, tmp, scratch.qblocks);
+      std::fill(head_out(i, g), head_out(i, g) + hd, 0.0f);
+    }
   }
   for (int32_t b = first_block; b < n_blocks; ++b) {
     const int32_t n = std::min(bs, span - b * bs);
@@ -76,9 +83,8 @@ void attend_rows_scalar(const KvCache& cache, int32_t layer, const AttentionShap
       if (lim <= t0) continue;
       const int64_t off = static_cast<int64_t>(t0) * hd;
       for (int32_t g = 0; g < group; ++g) {
-        const float* qh = q + i * row_stride + static_cast<int64_t>(h0 + g) * hd;
         const int32_t v = i * group + g;
-        online_block(qh, scratch.block.data() + off, scratch.vblock.data() + off, lim - t0, hd,
+        online_block(qv[v], scratch.block.data() + off, scratch.vblock.data() + off, lim - t0, hd,
                      s.scale, scratch.scores.data(), scratch.run_max[v], scratch.run_sum[v],
                      head_out(i, g));
       }

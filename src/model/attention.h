@@ -36,8 +36,14 @@ struct AttentionScratch {
   std::vector<float> acc;           // SIMD: head_dim × lanes (output accumulators)
   std::vector<int32_t> lane_pos;    // SIMD: last position each lane attends to
   std::vector<int32_t> lane_start;  // SIMD: first position each lane attends to (its window)
+  std::vector<float> qround;        // quantized K: the queries rounded as llama.cpp rounds them
+  std::vector<uint8_t> qblocks;     // quantized K: one query vector in q8_0 blocks
 };
 
+// With a quantized K cache (q8_0, q4_0) the scores are taken against each query vector rounded
+// to q8_0, as llama.cpp's CPU backend does (its dot products of quantized keys take q8_0
+// queries), so the logits stay within its noise rather than drifting by the query's rounding.
+//
 // Attends the query heads of KV head `kv_head` for n_rows rows of ONE sequence (q and out are
 // row-major with n_head × head_dim floats per row; pos[i] is row i's position) over positions
 // 0..pos[i] (pos[i] - window + 1..pos[i] with a window), whose K/V live in

@@ -40,6 +40,19 @@ struct V {
   ATT_FN static I load_int(const int32_t* p) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   }
+  // kWidth signed bytes as floats (q8_0 levels).
+  ATT_FN static R load_i8(const int8_t* p) {
+    return _mm256_cvtepi32_ps(
+        _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  }
+  // The low (or high) nibbles of kWidth bytes, less 8, as floats (q4_0 levels).
+  ATT_FN static R load_nibbles(const uint8_t* p, bool high) {
+    __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    if (high) b = _mm_srli_epi16(b, 4);
+    b = _mm_and_si128(b, _mm_set1_epi8(0x0F));
+    return _mm256_cvtepi32_ps(
+        _mm256_sub_epi32(_mm256_cvtepu8_epi32(b), _mm256_set1_epi32(8)));
+  }
   ATT_FN static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
   ATT_FN static R mul(R a, R b) { return _mm256_mul_ps(a, b); }
   ATT_FN static R add(R a, R b) { return _mm256_add_ps(a, b); }

@@ -2,6 +2,7 @@
 // Per-level attention kernels behind attend_rows_at (same contract as attend_rows).
 #include <cmath>
 
+#include "kernels/quantize.h"
 #include "model/attention.h"
 
 namespace baton::model::detail {
@@ -33,6 +34,19 @@ inline float finish_scale(float m, float l, const float* sinks, int32_t head) {
     return ms / (l * ms + 1.0f);
   }
   return 1.0f / (l + std::exp(sk - m));
+}
+
+// The query vector of (row i, head h) as the scores read it: itself, or for a quantized K cache
+// its q8_0 rounding, written to tmp (head_dim floats).
+inline const float* query_vector(const KvCache& cache, const float* q, int64_t row_stride,
+                                 int32_t i, int32_t h, int32_t hd, float* tmp,
+                                 std::vector<uint8_t>& blocks) {
+  const float* qh = q + i * row_stride + static_cast<int64_t>(h) * hd;
+  if (!kv_type_is_quantized(cache.k_type())) return qh;
+  blocks.resize(kernels::kernel_row_bytes(gguf::TensorType::Q8_0, hd));
+  kernels::quantize_row(gguf::TensorType::Q8_0, qh, blocks.data(), hd);
+  kernels::dequantize_row(gguf::TensorType::Q8_0, blocks.data(), tmp, hd);
+  return tmp;
 }
 
 void attend_rows_scalar(const KvCache& cache, int32_t layer, const AttentionShape& s,

@@ -73,16 +73,36 @@ LlamaModel::LlamaModel(std::unique_ptr<gguf::GgufFile> file, const ModelOptions&
                     ? std::make_unique<Rope>(swa_rope_params(h_), std::vector<float>{})
                     : nullptr),
       kv_layer_(kv_layers_of(h_)),
-      kv_(opts.kv_type, opts.block_size, h_.n_attention_layers() - n_windowed_layers(h_),
+      kv_(opts.k_type, opts.v_type, opts.block_size, h_.n_attention_layers() - n_windowed_layers(h_),
           h_.n_head_kv, h_.head_dim),
       pool_(std::make_unique<kernels::ThreadPool>(default_threads(opts.threads))),
       acts_(std::make_unique<Acts>()) {
   if (h_.is_hybrid()) states_ = std::make_unique<RecurrentStates>(h_);
   if (n_windowed_layers(h_) > 0) {
-    window_ = std::make_unique<WindowKv>(opts.kv_type, opts.block_size, n_windowed_layers(h_),
+    window_ = std::make_unique<WindowKv>(opts.k_type, opts.v_type, opts.block_size, n_windowed_layers(h_),
                                          h_.n_head_kv, h_.head_dim, h_.n_swa);
   }
+  if (opts.before_tiles) opts.before_tiles(footprint(opts.interleave_weights));
   if (opts.interleave_weights) arena_ = interleave_weights(w_, pool_.get());
+}
+
+ModelFootprint LlamaModel::footprint(bool tiles) const {
+  ModelFootprint f;
+  f.file_bytes = file_->file_size();
+  f.tiled_bytes = arena_ ? arena_->size() : tiles ? interleave_bytes(w_) : 0;
+  weight_bytes_of(*file_, tiles, f.weights_bytes, f.tiled_bytes);
+  f.block_size = kv_.block_size();
+  f.kv_bytes_per_block = kv_.bytes_per_block();
+  if (window_) {
+    f.window = window_->window();
+    f.window_bytes_per_position = window_->cache().bytes_per_block() / kv_.block_size();
+  }
+  f.state_bytes_per_seq = states_ ? states_->bytes_per_seq() : 0;
+  f.checkpoint_bytes = has_sequence_state() ? state_checkpoint_bytes() : 0;
+  f.activation_bytes_per_row = activation_bytes_per_row(h_);
+  f.logits_bytes_per_row = static_cast<uint64_t>(h_.n_vocab) * sizeof(float);
+  f.n_ctx_train = h_.n_ctx_train;
+  return f;
 }
 
 LlamaModel::~LlamaModel() = default;
@@ -246,10 +266,11 @@ void LlamaModel::layer(int32_t il, Acts& a) {
   const bool windowed = window_ && h_.window(il) > 0;
   KvCache& cache = windowed ? window_->cache() : kv_;
   const auto& tables = windowed ? a.row_window_table : a.row_table;
-  for (int64_t r = 0; r < n; ++r) {
+  // Each row writes its own slot, so rows convert (and quantize) in parallel.
+  for_rows(n, [&](int64_t r) {
     cache.write(tables[r][a.pos[r] / bs], a.pos[r] % bs, kv_layer_[il], a.k.data() + r * KD,
                 a.v.data() + r * KD);
-  }
+  });
   attention(il, a);
   if (h_.gated_attention()) {
     for_rows(n, [&](int64_t r) {

@@ -3,6 +3,7 @@
 // qwen35moe) over a GGUF mapping, with its block KV cache, the recurrent state of each sequence
 // (hybrid models), and the forward pass over a ragged batch of sequences.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "gguf/gguf_file.h"
 #include "kernels/thread_pool.h"
+#include "model/footprint.h"
 #include "model/hparams.h"
 #include "model/kv_cache.h"
 #include "model/recurrent_state.h"
@@ -22,11 +24,15 @@ namespace baton::model {
 
 struct ModelOptions {
   int threads = 0;  // 0 = hardware concurrency
-  KvType kv_type = KvType::F16;
+  KvType k_type = KvType::F16;  // KV storage (kv_cache.h)
+  KvType v_type = KvType::F16;
   int32_t block_size = 16;
   // Rewrite quantized matrices into the layout the AVX-512 kernels stream fastest (see
   // model/weight_arena.h); off keeps them in the file's mapping (for comparing).
   bool interleave_weights = true;
+  // Called once the model's shapes are known and before its weights are rewritten into tiles
+  // (the minute of a large load): what it will take of memory. It may throw to refuse the load.
+  std::function<void(const ModelFootprint&)> before_tiles;
 };
 
 // A checkpoint of a sequence's state (a hybrid model's recurrent state, a windowed model's
@@ -104,6 +110,9 @@ class LlamaModel {
     if (states_) states_->clear();
     if (window_) window_->clear();
   }
+
+  // The memory this model takes as it is configured (before_tiles gets the same).
+  ModelFootprint footprint(bool tiles) const;
 
   // Runs every slice's tokens through the model, writing their K/V into the cache, and returns
   // the last-token logits of each slice with want_logits, in order. Throws std::runtime_error

@@ -132,6 +132,13 @@ WeightArena::~WeightArena() {
   if (map_ != nullptr) munmap(map_, map_bytes_);
 }
 
+size_t interleave_bytes(const ModelWeights& w) {
+  if (kernels::active_simd_level() != kernels::SimdLevel::Avx512) return 0;
+  size_t total = 0;
+  for (const auto& g : groups_of(const_cast<ModelWeights&>(w))) total += group_bytes(g);
+  return total;
+}
+
 std::unique_ptr<WeightArena> interleave_weights(ModelWeights& w, kernels::ThreadPool* pool) {
   if (kernels::active_simd_level() != kernels::SimdLevel::Avx512) return nullptr;
   const auto groups = groups_of(w);

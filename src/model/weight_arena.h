@@ -32,5 +32,8 @@ class WeightArena {
 // an interleaved copy in a new arena; returns null (and changes nothing) when the process runs
 // another SIMD level or no matrix qualifies.
 std::unique_ptr<WeightArena> interleave_weights(ModelWeights& w, kernels::ThreadPool* pool);
+// The bytes interleave_weights would put in its arena (0 when it would return null), without
+// rewriting anything.
+size_t interleave_bytes(const ModelWeights& w);
 
 }  // namespace baton::model

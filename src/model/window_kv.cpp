@@ -8,14 +8,15 @@
 
 namespace baton::model {
 
-WindowKv::WindowKv(KvType type, int32_t block_size, int32_t n_layers, int32_t n_head_kv,
-                   int32_t head_dim, int32_t window)
-    : cache_(type, block_size, n_layers, n_head_kv, head_dim),
+WindowKv::WindowKv(KvType k_type, KvType v_type, int32_t block_size, int32_t n_layers,
+                   int32_t n_head_kv, int32_t head_dim, int32_t window)
+    : cache_(k_type, v_type, block_size, n_layers, n_head_kv, head_dim),
       window_(window),
       n_layers_(n_layers),
       n_head_kv_(n_head_kv),
       head_dim_(head_dim),
-      slot_bytes_(static_cast<uint64_t>(window) * n_layers * 2 * n_head_kv * cache_.row_bytes()) {
+      slot_bytes_(static_cast<uint64_t>(window) * n_layers * n_head_kv *
+                  (cache_.row_bytes(0) + cache_.row_bytes(1))) {
   if (window <= 0) throw std::runtime_error("WindowKv: the window must be positive");
 }
 
@@ -112,19 +113,22 @@ void WindowKv::attach_slots(uint8_t* base, uint64_t stride, int32_t n) {
 
 void WindowKv::copy_window(Seq& s, int32_t n_pos, int32_t slot, bool to_slot) {
   const int32_t bs = cache_.block_size();
-  const size_t row = cache_.row_bytes();
   const int32_t first = n_pos - window_;  // the slot's row 0 (may be before position 0)
   uint8_t* base = slots_ + static_cast<uint64_t>(slot) * stride_;
-  // Each block's run of positions is contiguous in both layouts, per (layer, k|v, head).
+  // Each block's run of positions is contiguous in both layouts, per (layer, k|v, head); a slot
+  // holds per layer the window's K rows of every head, then its V rows.
+  const uint64_t k_rows = static_cast<uint64_t>(n_head_kv_) * window_ * cache_.row_bytes(0);
+  const uint64_t layer_rows = k_rows + static_cast<uint64_t>(n_head_kv_) * window_ * cache_.row_bytes(1);
   for (int32_t p = std::max(0, first); p < n_pos;) {
     const int32_t b = p / bs, in_block = p % bs;
     const int32_t run = std::min(bs - in_block, n_pos - p);
     for (int32_t l = 0; l < n_layers_; ++l) {
       for (int32_t kv = 0; kv < 2; ++kv) {
+        const size_t row = cache_.row_bytes(kv);
         for (int32_t h = 0; h < n_head_kv_; ++h) {
           uint8_t* ring = cache_.slot_data(s.table[b], l, kv, h, in_block);
-          uint8_t* saved = base +
-                           ((static_cast<uint64_t>(l) * 2 + kv) * n_head_kv_ + h) * window_ * row +
+          uint8_t* saved = base + l * layer_rows + (kv == 0 ? 0 : k_rows) +
+                           static_cast<uint64_t>(h) * window_ * row +
                            static_cast<uint64_t>(p - first) * row;
           if (to_slot) {
             std::memcpy(saved, ring, run * row);

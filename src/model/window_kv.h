@@ -21,8 +21,11 @@ namespace baton::model {
 
 class WindowKv {
  public:
+  WindowKv(KvType k_type, KvType v_type, int32_t block_size, int32_t n_layers, int32_t n_head_kv,
+           int32_t head_dim, int32_t window);
   WindowKv(KvType type, int32_t block_size, int32_t n_layers, int32_t n_head_kv, int32_t head_dim,
-           int32_t window);
+           int32_t window)
+      : WindowKv(type, type, block_size, n_layers, n_head_kv, head_dim, window) {}
 
   int32_t window() const { return window_; }
   // The storage attention reads (layer = the windowed layer's index among windowed layers).

@@ -28,6 +28,7 @@ SchedConfig resolved(SchedConfig c, const engine::EngineInfo& info) {
 
 int32_t resolve_kv_blocks(const SchedConfig& config, const engine::EngineInfo& info) {
   const int32_t bs = std::max(1, info.block_size);
+  if (config.kv_blocks > 0) return config.kv_blocks;  // planned at start (sched/memory_plan.h)
   if (config.kv_ram_mb > 0 && info.kv_bytes_per_block > 0) {
     uint64_t bytes = static_cast<uint64_t>(config.kv_ram_mb) << 20;
     return static_cast<int32_t>(std::max<uint64_t>(1, bytes / info.kv_bytes_per_block));

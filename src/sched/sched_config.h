@@ -23,7 +23,9 @@ struct SchedConfig {
   int32_t send_stall_timeout_ms = 30000;  // --send-stall-timeout-ms
   int32_t channel_capacity = 1024;        // tokens buffered per request before it counts as stalled
   double shutdown_grace_s = 10;           // --shutdown-grace-s
-  int32_t kv_blocks = 0;    // resolved by the engine loop from kv_ram_mb (0 = not yet)
+  // The pool's blocks: planned at start by the server (sched/memory_plan.h), else resolved by
+  // the engine loop from kv_ram_mb (0 = not yet).
+  int32_t kv_blocks = 0;
   int32_t aging_steps = 8;  // a prefilling request starved this many steps goes first
   // --prefill-preempt / --no-prefill-preempt: when every slot is taken, a waiting request with
   // less work than the longest running prefill has left parks that prefill and takes its slot.

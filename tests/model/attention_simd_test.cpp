@@ -20,6 +20,7 @@ using kernels::SimdLevel;
 struct AttentionCase {
   int32_t n_head, n_head_kv, head_dim, block_size;
   KvType type;
+  bool f16_values = false;  // values in f16 beside keys of `type`
 };
 
 // A cache whose layer 1 holds random K/V for positions 0..n_pos-1 in shuffled blocks.
@@ -30,7 +31,9 @@ struct Fixture {
   AttentionShape shape;
 
   Fixture(const AttentionCase& cs, int32_t n_pos, uint32_t seed)
-      : c(cs), cache(cs.type, cs.block_size, 2, cs.n_head_kv, cs.head_dim) {
+      : c(cs),
+        cache(cs.type, cs.f16_values ? KvType::F16 : cs.type, cs.block_size, 2, cs.n_head_kv,
+              cs.head_dim) {
     const int32_t n_blocks = (n_pos + cs.block_size - 1) / cs.block_size;
     cache.allocate(n_blocks + 3);
     table.resize(n_blocks);
@@ -99,6 +102,10 @@ const AttentionCase kCases[] = {
     {8, 2, 64, 16, KvType::F16},  {8, 2, 64, 16, KvType::F32}, {4, 4, 8, 16, KvType::F16},
     {6, 2, 80, 7, KvType::F16},   {3, 1, 5, 5, KvType::F32},   {16, 2, 128, 16, KvType::F16},
     {32, 8, 64, 16, KvType::F16}, {2, 1, 24, 3, KvType::F16},
+    // Quantized caches (-ctk/-ctv q8_0, q4_0): the SIMD paths dequantize a block as the scalar
+    // one does, and round the queries to q8_0 alike.
+    {8, 2, 64, 16, KvType::Q8_0}, {16, 2, 128, 16, KvType::Q4_0}, {6, 2, 32, 7, KvType::Q8_0},
+    {4, 1, 96, 16, KvType::Q4_0}, {8, 2, 64, 16, KvType::Q8_0, true},
 };
 
 const std::vector<std::vector<int32_t>> kPositions = {

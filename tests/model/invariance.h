@@ -151,8 +151,8 @@ inline void expect_chunkings_invariant(const std::string& path, int threads, uin
 
 // A 40-token prompt on the file at `model` gives bit-identical logits alone and beside other
 // sequences, whole or in chunks (a gtest expectation per arrangement; `label` names the file).
-inline void expect_file_batch_invariant(const std::string& model, const std::string& label) {
-  engine::EngineOptions opts;
+inline void expect_file_batch_invariant(const std::string& model, const std::string& label,
+                                        engine::EngineOptions opts = {}) {
   opts.threads = 2;
   auto eng = engine::load_llama_engine(model, opts);
   eng->allocate_kv(512);
