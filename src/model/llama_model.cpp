@@ -82,6 +82,12 @@ LlamaModel::LlamaModel(std::unique_ptr<gguf::GgufFile> file, const ModelOptions&
     window_ = std::make_unique<WindowKv>(opts.k_type, opts.v_type, opts.block_size, n_windowed_layers(h_),
                                          h_.n_head_kv, h_.head_dim, h_.n_swa);
   }
+  // llama.cpp's sizes: for keys the largest power of two from 64 that divides the head dim, for
+  // values 64.
+  if (kv_type_is_quantized(opts.k_type) && h_.head_dim % 64 == 0) {
+    for (rot_k_ = 64; h_.head_dim % (2 * rot_k_) == 0;) rot_k_ *= 2;
+  }
+  if (kv_type_is_quantized(opts.v_type) && h_.head_dim % 64 == 0) rot_v_ = 64;
   if (opts.before_tiles) opts.before_tiles(footprint(opts.interleave_weights));
   if (opts.interleave_weights) arena_ = interleave_weights(w_, pool_.get());
 }
@@ -260,6 +266,15 @@ void LlamaModel::layer(int32_t il, Acts& a) {
   add_bias(a.v.data(), L.bv, n);
   if (h_.gated_attention()) split_query_gate(a);
   rope_rows(il, L, a);
+  if (rot_k_ > 0 || rot_v_ > 0) {
+    for_rows(n, [&](int64_t r) {
+      if (rot_k_ > 0) {
+        hadamard_blocks(a.q.data() + r * QD, QD, rot_k_);
+        hadamard_blocks(a.k.data() + r * KD, KD, rot_k_);
+      }
+      if (rot_v_ > 0) hadamard_blocks(a.v.data() + r * KD, KD, rot_v_);
+    });
+  }
   // Every row's K/V goes to the cache before any row attends, and attention reads only the
   // cache: a token then sees the same (possibly F16-rounded) keys in any chunking.
   const int32_t bs = kv_.block_size();
@@ -272,6 +287,9 @@ void LlamaModel::layer(int32_t il, Acts& a) {
                 a.v.data() + r * KD);
   });
   attention(il, a);
+  if (rot_v_ > 0) {
+    for_rows(n, [&](int64_t r) { hadamard_blocks(a.att.data() + r * QD, QD, rot_v_); });
+  }
   if (h_.gated_attention()) {
     for_rows(n, [&](int64_t r) {
       float* o = a.att.data() + r * QD;

@@ -146,6 +146,10 @@ class LlamaModel {
   // Per layer, its layer in the KV cache (full-attention layers) or in the window KV (windowed
   // layers); -1 for recurrent layers.
   std::vector<int32_t> kv_layer_;
+  // Quantized KV: q and k (and v) are rotated by a Walsh-Hadamard matrix of this many dims
+  // before K (V) is stored, as llama.cpp does, so an outlier dimension spreads over its block
+  // before quantization rounds it (0: no rotation). The attention output is rotated back.
+  int32_t rot_k_ = 0, rot_v_ = 0;
   KvCache kv_;
   std::unique_ptr<RecurrentStates> states_;
   std::unique_ptr<WindowKv> window_;

@@ -39,4 +39,21 @@ void add_inplace(float* x, const float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] += y[i];
 }
 
+void hadamard_blocks(float* x, int64_t n, int32_t block) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>(block));
+  for (int64_t b = 0; b + block <= n; b += block) {
+    float* v = x + b;
+    for (int32_t len = 1; len < block; len *= 2) {
+      for (int32_t i = 0; i < block; i += 2 * len) {
+        for (int32_t j = i; j < i + len; ++j) {
+          const float a = v[j], c = v[j + len];
+          v[j] = a + c;
+          v[j + len] = a - c;
+        }
+      }
+    }
+    for (int32_t i = 0; i < block; ++i) v[i] *= scale;
+  }
+}
+
 }  // namespace baton::model

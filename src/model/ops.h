@@ -15,6 +15,10 @@ void swiglu_oai(float* gate, const float* up, int64_t n, float alpha, float limi
 // 0.5 g (1 + tanh(sqrt(2/pi) g (1 + 0.044715 g^2))).
 void gelu_tanh_mul(float* gate, const float* up, int64_t n);
 void add_inplace(float* x, const float* y, int64_t n);
+// Multiplies each run of `block` floats of x[0..n) (block a power of two) by the orthonormal
+// Walsh-Hadamard matrix of that size (Sylvester's order, scaled by 1/sqrt(block)); the matrix
+// is symmetric and its own inverse, and keeps dot products of vectors rotated alike.
+void hadamard_blocks(float* x, int64_t n, int32_t block);
 
 // sum a[i] * b[i] in eight fixed lanes then a fixed combine: vectorizable, and the same bits for
 // the same inputs whatever the caller (attention's scalar reference, the delta rule).

@@ -36,7 +36,9 @@ engine::EngineOptions with_cache(const char* k, const char* v) {
 class KvQuantReference : public ::testing::TestWithParam<KvQuantCase> {};
 
 std::string case_label(const ::testing::TestParamInfo<KvQuantCase>& i) {
-  return testing::test_label(i.param.bounds.file);
+  std::string label = testing::test_label(i.param.bounds.file);
+  for (char& ch : label) ch = ch == '.' ? '_' : ch;
+  return label;
 }
 
 TEST_P(KvQuantReference, TopLogprobsMatchLlamaCpp) {
@@ -56,27 +58,34 @@ TEST_P(KvQuantReference, BatchInvariant) {
   testing::expect_file_batch_invariant(model.string(), c.bounds.file, with_cache(c.k, c.v));
 }
 
-// Bounds: top-5 error without flips / flips / cap / median, measured at avx512-vnni, avx2 and
-// scalar (see the README beside the references for llama.cpp's own movement from f16 KV).
+// Bounds: top-5 error without flips / flips / cap / median, a few times what avx512-vnni, avx2
+// and scalar measured. With the rotation and the q8_0 queries llama.cpp applies, the F32 files
+// agree to 1e-4..2e-3 (gemma3 0.016), where quantized KV itself moves llama.cpp's own logits by
+// 0.006-1.3 (README beside the references): a missing rotation moves them by 0.003-0.06. At scalar, 8-bit rounding picks
+// another expert at 2 of qwen3moe's 300 long positions (0.93), as with the Q8_0 weight files.
 INSTANTIATE_TEST_SUITE_P(
     Files, KvQuantReference,
     ::testing::Values(
         KvQuantCase{"quants/synth-F32.gguf", "q8_0", "q8_0",
-                    {"synth-F32.k-q8_0.v-q8_0", 0.02, 0, 0.02, 0.01}},
+                    {"synth-F32.k-q8_0.v-q8_0", 0.002, 0, 0.002, 0.001}},
         KvQuantCase{"quants/synth-F32.gguf", "q4_0", "q4_0",
-                    {"synth-F32.k-q4_0.v-q4_0", 0.02, 0, 0.02, 0.01}},
+                    {"synth-F32.k-q4_0.v-q4_0", 0.002, 0, 0.002, 0.001}},
         KvQuantCase{"quants/synth-F32.gguf", "q8_0", "f16",
-                    {"synth-F32.k-q8_0.v-f16", 0.02, 0, 0.02, 0.01}},
+                    {"synth-F32.k-q8_0.v-f16", 0.003, 0, 0.003, 0.001}},
+        KvQuantCase{"quants/synth-F32.gguf", "q8_0", "q8_0",
+                    {"synth-F32-long.k-q8_0.v-q8_0", 0.002, 0, 0.002, 0.001}},
         KvQuantCase{"quants/synth-Q8_0.gguf", "q8_0", "q8_0",
-                    {"synth-Q8_0.k-q8_0.v-q8_0", 0.1, 2, 1.0, 0.06}},
+                    {"synth-Q8_0.k-q8_0.v-q8_0", 0.02, 0, 0.02, 0.005}},
         KvQuantCase{"arch/synth-qwen3moe-F32.gguf", "q8_0", "q8_0",
-                    {"synth-qwen3moe-F32.k-q8_0.v-q8_0", 0.02, 0, 0.02, 0.01}},
+                    {"synth-qwen3moe-F32.k-q8_0.v-q8_0", 0.002, 0, 0.002, 0.001}},
         KvQuantCase{"arch/synth-qwen3moe-F32.gguf", "q4_0", "q4_0",
-                    {"synth-qwen3moe-F32.k-q4_0.v-q4_0", 0.02, 0, 0.02, 0.01}},
+                    {"synth-qwen3moe-F32.k-q4_0.v-q4_0", 0.005, 0, 0.005, 0.001}},
+        KvQuantCase{"arch/synth-qwen3moe-F32.gguf", "q8_0", "q8_0",
+                    {"synth-qwen3moe-F32-long.k-q8_0.v-q8_0", 0.01, 3, 1.0, 0.001}},
         KvQuantCase{"arch/synth-gpt-oss-F32.gguf", "q8_0", "q8_0",
-                    {"synth-gpt-oss-F32.k-q8_0.v-q8_0", 0.02, 0, 0.02, 0.01}},
+                    {"synth-gpt-oss-F32.k-q8_0.v-q8_0", 0.01, 0, 0.01, 0.003}},
         KvQuantCase{"arch/synth-gemma3-F32.gguf", "q8_0", "q8_0",
-                    {"synth-gemma3-F32.k-q8_0.v-q8_0", 0.02, 0, 0.02, 0.01}}),
+                    {"synth-gemma3-F32.k-q8_0.v-q8_0", 0.04, 0, 0.04, 0.015}}),
     case_label);
 
 // llama.cpp's own refusal holds here too: blocks of 32 need head dims that are multiples of 32.

@@ -93,7 +93,7 @@ TEST(WindowKv, CheckpointRestoresTheWindowBitForBit) {
     for (int32_t l = 0; l < 2; ++l) {
       const auto* a = w.cache().slot_data(table[p / 4], l, 1, 1, p % 4);
       const auto* b = w.cache().slot_data(t2[p / 4], l, 1, 1, p % 4);
-      EXPECT_EQ(std::memcmp(a, b, w.cache().row_bytes()), 0) << "position " << p << " layer " << l;
+      EXPECT_EQ(std::memcmp(a, b, w.cache().row_bytes(1)), 0) << "position " << p << " layer " << l;
     }
   }
   ASSERT_EQ(w.restore(3, 1, 3), "");

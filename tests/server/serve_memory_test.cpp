@@ -1,7 +1,7 @@
 // `baton serve` under a memory limit: the KV pool is planned at start against what the limit
 // leaves (ulimit -v, a cgroup's limit), so the server starts with the pool that fits and says so,
 // answers, and refuses explicit settings that cannot fit with a one-line error naming the limit,
-// before it loads the weights. Without the plan, a pool sized from ctx x parallel (1M tokens of
+// before it loads the weights. Without the plan, a pool sized from ctx x parallel (327K tokens of
 // 4 KB here) is zero-filled at start and the cgroup's OOM killer ends the server.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -23,7 +23,7 @@
 #include "support/shared_files.h"
 #include "support/time_budget.h"
 
-namespace baton::server::testing {
+namespace baton::server::memory_testing {
 namespace {
 
 using namespace std::chrono_literals;
@@ -53,7 +53,7 @@ std::string read_all(const std::string& path) {
 }
 
 // A model with 4 KB of f16 KV per token (4 layers x 4 KV heads x 64 dims x K and V) and a
-// trained context of 256K tokens, so the default pool (ctx x parallel) is 4 GB.
+// trained context of 256K tokens; at --ctx 65536 x --parallel 4 the pool would want 1.25 GB.
 std::string model_file() {
   const auto path = baton::testing::scratch_dir() / "mem.gguf";
   if (!std::filesystem::exists(path)) {
@@ -135,13 +135,13 @@ uint64_t address_limit_kb() {
 TEST(ServeMemory, UnderUlimitVThePoolFitsAndExplicitSettingsThatCannotAreRefused) {
   BATON_REQUIRE_BINARY();
   const std::string limit = fmt::format("ulimit -v {}", address_limit_kb());
-  Started s = start(limit, "--parallel 4");
+  Started s = start(limit, "--parallel 4 --ctx 65536");
   ASSERT_GT(s.pid, 0) << "the server exited under " << limit << ":\n" << read_all(s.log);
   const std::string log = read_all(s.log);
   EXPECT_NE(log.find("memory plan: ulimit -v leaves"), std::string::npos) << log;
   const long tokens = pool_tokens(log);
-  EXPECT_GT(tokens, 262144) << log;      // more than one full context
-  EXPECT_LT(tokens, 4 * 262144) << log;  // less than ctx x parallel
+  EXPECT_GT(tokens, 65536) << log;      // more than one full context
+  EXPECT_LT(tokens, 4 * 65536) << log;  // less than ctx x parallel
   expect_answers(s);
   stop(s);
 
@@ -180,17 +180,18 @@ std::string make_cgroup(uint64_t limit_bytes, std::string& procs) {
 
 TEST(ServeMemory, InACgroupThePoolFitsItsLimitAndIsNotKilled) {
   BATON_REQUIRE_BINARY();
-  const uint64_t limit = 1536ull << 20;
+  const uint64_t limit = 2048ull << 20;
   std::string procs;
   const std::string dir = make_cgroup(limit, procs);
   if (dir.empty()) GTEST_SKIP() << "no cgroup memory controller this test may write to";
   const std::string join = "echo $$ > " + procs;
-  Started s = start(join, "--parallel 4");
+  Started s = start(join, "--parallel 4 --ctx 65536");
   const std::string log = read_all(s.log);
-  ASSERT_GT(s.pid, 0) << "the server died in a cgroup of 1.5 GB:\n" << log;
+  ASSERT_GT(s.pid, 0) << "the server died in a cgroup of 2 GB:\n" << log;
   EXPECT_NE(log.find("memory plan: cgroup memory."), std::string::npos) << log;
   const long tokens = pool_tokens(log);
-  EXPECT_GT(tokens, 16384) << log;
+  EXPECT_GT(tokens, 65536) << log;
+  EXPECT_LT(tokens, 4 * 65536) << log;
   EXPECT_LT(tokens * 4096, static_cast<long>(limit)) << log;
   expect_answers(s);
   expect_answers(s);
@@ -205,4 +206,4 @@ TEST(ServeMemory, InACgroupThePoolFitsItsLimitAndIsNotKilled) {
 }
 
 }  // namespace
-}  // namespace baton::server::testing
+}  // namespace baton::server::memory_testing
