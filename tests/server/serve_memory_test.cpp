@@ -165,8 +165,7 @@ std::string make_cgroup(uint64_t limit_bytes, std::string& procs) {
     if (::access(root.c_str(), W_OK) != 0) continue;
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) continue;
     std::ofstream(dir + "/" + limit_file) << limit_bytes;
-    if (read_all(dir + "/" + limit_file).find(std::to_string(limit_bytes / 4096)) ==
-        std::string::npos) {
+    if (read_all(dir + "/" + limit_file).rfind(std::to_string(limit_bytes), 0) != 0) {
       ::rmdir(dir.c_str());
       continue;
     }
