@@ -413,7 +413,9 @@ void register_bench_engine(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--threads", a->engine.threads, "compute threads (0 = all cores)")
       ->capture_default_str();
-  cmd->add_option("--kv-type", a->engine.kv_type, "KV cache type of keys and values alike (see -ctk, -ctv)")->capture_default_str();
+  cmd->add_option("--kv-type", a->engine.kv_type,
+                  "KV cache type of keys and values alike (see -ctk, -ctv)")
+      ->capture_default_str();
   add_kv_type_flags(cmd, a->engine);
   cmd->add_flag("!--plain-weights", a->engine.interleave_weights,
                 "keep the file's weight layout (no tiles rewritten at load), to compare");

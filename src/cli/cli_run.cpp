@@ -159,7 +159,9 @@ void register_run(CLI::App& app) {
   cmd->add_option("--seed", s.seed, "sampling seed")->capture_default_str();
   cmd->add_option("--threads", a->engine.threads, "compute threads (0 = all cores)")
       ->capture_default_str();
-  cmd->add_option("--kv-type", a->engine.kv_type, "KV cache type of keys and values alike (see -ctk, -ctv)")->capture_default_str();
+  cmd->add_option("--kv-type", a->engine.kv_type,
+                  "KV cache type of keys and values alike (see -ctk, -ctv)")
+      ->capture_default_str();
   add_kv_type_flags(cmd, a->engine);
   cmd->add_option("--grammar", a->grammar_file, "constrain the output to a GBNF grammar file");
   cmd->add_option("--json-schema", a->schema_file, "constrain the output to a JSON Schema file");

@@ -3,6 +3,7 @@
 // attached. SIGINT/SIGTERM: the loop shuts down (running requests get --shutdown-grace-s to
 // finish), the listener stops, exit 0.
 #include <fmt/format.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -12,7 +13,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <malloc.h>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>

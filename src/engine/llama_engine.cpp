@@ -16,8 +16,8 @@ namespace {
 
 model::KvType parse_kv_type(const char* flag, const std::string& s) {
   if (const auto t = model::kv_type_from_name(s)) return *t;
-  throw std::runtime_error(fmt::format("{} '{}' is not supported: use one of {}", flag, s,
-                                       model::kv_type_names()));
+  throw std::runtime_error(
+      fmt::format("{} '{}' is not supported: use one of {}", flag, s, model::kv_type_names()));
 }
 
 // How the KV types enter the fingerprint and the layout string: as before quantized types
@@ -62,9 +62,8 @@ uint64_t fingerprint_of(const gguf::GgufFile& f, const EngineOptions& opts) {
   XXH3_64bits_reset(st);
   XXH3_64bits_update(st, header.data(), header.size());
   hash_weight_samples(f, st);
-  const std::string layout =
-      fmt::format("{};block={};size={}", kv_types_label(k_type, v_type, "kv="), opts.block_size,
-                  f.file_size());
+  const std::string layout = fmt::format(
+      "{};block={};size={}", kv_types_label(k_type, v_type, "kv="), opts.block_size, f.file_size());
   XXH3_64bits_update(st, layout.data(), layout.size());
   const uint64_t h = XXH3_64bits_digest(st);
   XXH3_freeState(st);

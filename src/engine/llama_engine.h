@@ -11,7 +11,7 @@
 namespace baton::engine {
 
 struct EngineOptions {
-  int threads = 0;              // 0 = all cores
+  int threads = 0;  // 0 = all cores
   // KV storage: f16 (default), f32, q8_0 or q4_0 for keys and values alike, unless
   // cache_type_k / cache_type_v (llama.cpp's -ctk / -ctv) name one for each.
   std::string kv_type = "f16";

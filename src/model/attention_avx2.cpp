@@ -50,8 +50,7 @@ struct V {
     __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
     if (high) b = _mm_srli_epi16(b, 4);
     b = _mm_and_si128(b, _mm_set1_epi8(0x0F));
-    return _mm256_cvtepi32_ps(
-        _mm256_sub_epi32(_mm256_cvtepu8_epi32(b), _mm256_set1_epi32(8)));
+    return _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_cvtepu8_epi32(b), _mm256_set1_epi32(8)));
   }
   ATT_FN static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
   ATT_FN static R mul(R a, R b) { return _mm256_mul_ps(a, b); }

@@ -49,8 +49,7 @@ struct V {
     __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     if (high) b = _mm_srli_epi16(b, 4);
     b = _mm_and_si128(b, _mm_set1_epi8(0x0F));
-    return _mm512_cvtepi32_ps(
-        _mm512_sub_epi32(_mm512_cvtepu8_epi32(b), _mm512_set1_epi32(8)));
+    return _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(b), _mm512_set1_epi32(8)));
   }
   ATT_FN static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
   ATT_FN static R mul(R a, R b) { return _mm512_mul_ps(a, b); }

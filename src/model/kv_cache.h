@@ -68,7 +68,8 @@ class KvCache {
  private:
   // Byte offset of (block, layer, k|v, head, slot 0).
   uint64_t offset(int32_t block, int32_t layer, int32_t kv, int32_t head) const {
-    return static_cast<uint64_t>(block) * block_bytes_ + static_cast<uint64_t>(layer) * layer_bytes_ +
+    return static_cast<uint64_t>(block) * block_bytes_ +
+           static_cast<uint64_t>(layer) * layer_bytes_ +
            (kv == 0 ? 0 : static_cast<uint64_t>(n_head_kv_) * block_size_ * k_row_) +
            static_cast<uint64_t>(head) * block_size_ * row_bytes(kv);
   }

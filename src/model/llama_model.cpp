@@ -73,14 +73,15 @@ LlamaModel::LlamaModel(std::unique_ptr<gguf::GgufFile> file, const ModelOptions&
                     ? std::make_unique<Rope>(swa_rope_params(h_), std::vector<float>{})
                     : nullptr),
       kv_layer_(kv_layers_of(h_)),
-      kv_(opts.k_type, opts.v_type, opts.block_size, h_.n_attention_layers() - n_windowed_layers(h_),
-          h_.n_head_kv, h_.head_dim),
+      kv_(opts.k_type, opts.v_type, opts.block_size,
+          h_.n_attention_layers() - n_windowed_layers(h_), h_.n_head_kv, h_.head_dim),
       pool_(std::make_unique<kernels::ThreadPool>(default_threads(opts.threads))),
       acts_(std::make_unique<Acts>()) {
   if (h_.is_hybrid()) states_ = std::make_unique<RecurrentStates>(h_);
   if (n_windowed_layers(h_) > 0) {
-    window_ = std::make_unique<WindowKv>(opts.k_type, opts.v_type, opts.block_size, n_windowed_layers(h_),
-                                         h_.n_head_kv, h_.head_dim, h_.n_swa);
+    window_ =
+        std::make_unique<WindowKv>(opts.k_type, opts.v_type, opts.block_size, n_windowed_layers(h_),
+                                   h_.n_head_kv, h_.head_dim, h_.n_swa);
   }
   // llama.cpp's sizes: for keys the largest power of two from 64 that divides the head dim, for
   // values 64.

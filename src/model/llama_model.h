@@ -23,7 +23,7 @@
 namespace baton::model {
 
 struct ModelOptions {
-  int threads = 0;  // 0 = hardware concurrency
+  int threads = 0;              // 0 = hardware concurrency
   KvType k_type = KvType::F16;  // KV storage (kv_cache.h)
   KvType v_type = KvType::F16;
   int32_t block_size = 16;

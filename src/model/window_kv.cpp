@@ -118,7 +118,8 @@ void WindowKv::copy_window(Seq& s, int32_t n_pos, int32_t slot, bool to_slot) {
   // Each block's run of positions is contiguous in both layouts, per (layer, k|v, head); a slot
   // holds per layer the window's K rows of every head, then its V rows.
   const uint64_t k_rows = static_cast<uint64_t>(n_head_kv_) * window_ * cache_.row_bytes(0);
-  const uint64_t layer_rows = k_rows + static_cast<uint64_t>(n_head_kv_) * window_ * cache_.row_bytes(1);
+  const uint64_t layer_rows =
+      k_rows + static_cast<uint64_t>(n_head_kv_) * window_ * cache_.row_bytes(1);
   for (int32_t p = std::max(0, first); p < n_pos;) {
     const int32_t b = p / bs, in_block = p % bs;
     const int32_t run = std::min(bs - in_block, n_pos - p);

@@ -25,15 +25,18 @@ void count_fixed(const model::ModelFootprint& fp, const SchedConfig& c, MemoryPl
   const int64_t rows_per_seq = 1 + (c.speculate != SpeculateMode::Off ? c.draft_max : 0);
   const int64_t rows = chunk + parallel * rows_per_seq;
   p.weights = fp.weights_bytes;
-  p.activations = rows * fp.activation_bytes_per_row + parallel * rows_per_seq * fp.logits_bytes_per_row;
-  const uint64_t ring = fp.window > 0 ? static_cast<uint64_t>(fp.window + chunk + 2 * fp.block_size) *
-                                            fp.window_bytes_per_position
-                                      : 0;
+  p.activations =
+      rows * fp.activation_bytes_per_row + parallel * rows_per_seq * fp.logits_bytes_per_row;
+  const uint64_t ring = fp.window > 0
+                            ? static_cast<uint64_t>(fp.window + chunk + 2 * fp.block_size) *
+                                  fp.window_bytes_per_position
+                            : 0;
   p.sequence_state = parallel * (fp.state_bytes_per_seq + ring);
   p.checkpoints = fp.checkpoint_bytes > 0 ? static_cast<uint64_t>(c.state_ram_mb) * kMiB : 0;
   // A segment being written (buffered, then fsynced) and one being read through the bounce
   // buffer: 32 blocks each, at least 16 MB.
-  p.disk_buffers = c.kv_disk_dir.empty() ? 0 : 2 * std::max<uint64_t>(32 * fp.kv_bytes_per_block, 16 * kMiB);
+  p.disk_buffers =
+      c.kv_disk_dir.empty() ? 0 : 2 * std::max<uint64_t>(32 * fp.kv_bytes_per_block, 16 * kMiB);
   p.overhead = kProcessOverheadBytes;
 }
 
@@ -44,7 +47,8 @@ uint64_t fixed_total(const MemoryPlan& p) {
 std::string breakdown(const MemoryPlan& p) {
   std::string s = fmt::format("weights {} + activations {}", gb(p.weights), gb(p.activations));
   if (p.sequence_state > 0) s += fmt::format(" + sequence state {}", gb(p.sequence_state));
-  if (p.checkpoints > 0) s += fmt::format(" + state checkpoints {} (--state-ram-mb)", gb(p.checkpoints));
+  if (p.checkpoints > 0)
+    s += fmt::format(" + state checkpoints {} (--state-ram-mb)", gb(p.checkpoints));
   if (p.disk_buffers > 0) s += fmt::format(" + disk tier buffers {}", gb(p.disk_buffers));
   return s + fmt::format(" + process {}", gb(p.overhead));
 }
@@ -71,8 +75,7 @@ uint64_t kv_room(const model::ModelFootprint& fp, const util::HostMemory& host, 
     throw MemoryPlanError(fmt::format(
         "the model needs {} of address space before any KV ({}, tiles {}, thread stacks and "
         "arenas {}) but ulimit -v leaves {}: raise ulimit -v, or use a smaller model file",
-        gb(virt), breakdown(p), gb(fp.tiled_bytes), gb(kAddressSlackBytes),
-        gb(host.address_room)));
+        gb(virt), breakdown(p), gb(fp.tiled_bytes), gb(kAddressSlackBytes), gb(host.address_room)));
   }
   if (host.address_room - virt < kv) {
     kv = host.address_room - virt;
@@ -100,7 +103,8 @@ MemoryPlan plan_memory(const model::ModelFootprint& fp, const SchedConfig& confi
   const int64_t fit_blocks = static_cast<int64_t>(std::min<uint64_t>(room / per_block, 1u << 30));
   const int64_t ctx_blocks = blocks_for(p.ctx, bs);
   if (config.kv_ram_mb > 0) {
-    const int64_t asked = std::max<int64_t>(1, (static_cast<uint64_t>(config.kv_ram_mb) * kMiB) / per_block);
+    const int64_t asked =
+        std::max<int64_t>(1, (static_cast<uint64_t>(config.kv_ram_mb) * kMiB) / per_block);
     if (asked > fit_blocks) {
       throw MemoryPlanError(fmt::format(
           "--kv-ram-mb {} does not fit: {} + KV {} > the {} that {} leaves less {} for the "
@@ -111,7 +115,8 @@ MemoryPlan plan_memory(const model::ModelFootprint& fp, const SchedConfig& confi
     p.kv_blocks = static_cast<int32_t>(asked);
     if (asked < ctx_blocks) {
       p.warning = fmt::format(
-          "--kv-ram-mb {} holds {} tokens, fewer than --ctx {}: a request over {} tokens is refused",
+          "--kv-ram-mb {} holds {} tokens, fewer than --ctx {}: a request over {} tokens is "
+          "refused",
           config.kv_ram_mb, asked * bs, p.ctx, asked * bs);
     }
   } else {

@@ -29,10 +29,10 @@ struct MemoryPlan {
   // What the plan counted, in bytes.
   uint64_t weights = 0, activations = 0, sequence_state = 0, checkpoints = 0, disk_buffers = 0,
            overhead = 0, margin = 0, kv = 0;
-  uint64_t room = 0;       // what the binding limit leaves
-  std::string source;      // that limit ("MemAvailable", "cgroup memory.max", "ulimit -v")
-  std::string summary;     // one log line: the figures and the tokens the pool holds
-  std::string warning;     // a default changed or a request size refused (empty: none)
+  uint64_t room = 0;    // what the binding limit leaves
+  std::string source;   // that limit ("MemAvailable", "cgroup memory.max", "ulimit -v")
+  std::string summary;  // one log line: the figures and the tokens the pool holds
+  std::string warning;  // a default changed or a request size refused (empty: none)
 };
 
 // Process memory outside the model that does not grow with it: code, tokenizer, HTTP and live

@@ -99,13 +99,21 @@ std::vector<int32_t> consecutive(int32_t first, int32_t n) {
 }
 
 const AttentionCase kCases[] = {
-    {8, 2, 64, 16, KvType::F16},  {8, 2, 64, 16, KvType::F32}, {4, 4, 8, 16, KvType::F16},
-    {6, 2, 80, 7, KvType::F16},   {3, 1, 5, 5, KvType::F32},   {16, 2, 128, 16, KvType::F16},
-    {32, 8, 64, 16, KvType::F16}, {2, 1, 24, 3, KvType::F16},
+    {8, 2, 64, 16, KvType::F16},
+    {8, 2, 64, 16, KvType::F32},
+    {4, 4, 8, 16, KvType::F16},
+    {6, 2, 80, 7, KvType::F16},
+    {3, 1, 5, 5, KvType::F32},
+    {16, 2, 128, 16, KvType::F16},
+    {32, 8, 64, 16, KvType::F16},
+    {2, 1, 24, 3, KvType::F16},
     // Quantized caches (-ctk/-ctv q8_0, q4_0): the SIMD paths dequantize a block as the scalar
     // one does, and round the queries to q8_0 alike.
-    {8, 2, 64, 16, KvType::Q8_0}, {16, 2, 128, 16, KvType::Q4_0}, {6, 2, 32, 7, KvType::Q8_0},
-    {4, 1, 96, 16, KvType::Q4_0}, {8, 2, 64, 16, KvType::Q8_0, true},
+    {8, 2, 64, 16, KvType::Q8_0},
+    {16, 2, 128, 16, KvType::Q4_0},
+    {6, 2, 32, 7, KvType::Q8_0},
+    {4, 1, 96, 16, KvType::Q4_0},
+    {8, 2, 64, 16, KvType::Q8_0, true},
 };
 
 const std::vector<std::vector<int32_t>> kPositions = {

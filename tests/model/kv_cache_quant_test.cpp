@@ -34,8 +34,9 @@ TEST(KvCacheQuant, BlockBytesFollowTheTypes) {
 }
 
 TEST(KvCacheQuant, ReadGivesTheDequantizedLevelsOfWhatWasWritten) {
-  for (const auto [k, v] : {std::pair{KvType::Q8_0, KvType::Q8_0}, std::pair{KvType::Q4_0, KvType::Q4_0},
-                            std::pair{KvType::Q8_0, KvType::F16}, std::pair{KvType::F32, KvType::Q4_0}}) {
+  for (const auto [k, v] :
+       {std::pair{KvType::Q8_0, KvType::Q8_0}, std::pair{KvType::Q4_0, KvType::Q4_0},
+        std::pair{KvType::Q8_0, KvType::F16}, std::pair{KvType::F32, KvType::Q4_0}}) {
     const int32_t heads = 2, hd = 64, bs = 8;
     KvCache cache(k, v, bs, 3, heads, hd);
     cache.allocate(4);
@@ -136,8 +137,8 @@ TEST(KvCacheQuant, AttentionOverQuantizedKvMatchesItsDoubleDefinition) {
     for (auto& x : w) sum += x = std::exp(x - mx);
     const AttentionShape shape{1, 1, hd, 0.125f};
     const int32_t pos = n_pos - 1;
-    for (const auto level : {kernels::SimdLevel::Scalar, kernels::SimdLevel::Avx2,
-                             kernels::SimdLevel::Avx512}) {
+    for (const auto level :
+         {kernels::SimdLevel::Scalar, kernels::SimdLevel::Avx2, kernels::SimdLevel::Avx512}) {
       std::vector<float> out(hd);
       AttentionScratch scratch;
       attend_rows_at(level, cache, 0, shape, 0, q.data(), &pos, 1, table.data(), out.data(),

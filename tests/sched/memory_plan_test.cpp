@@ -73,8 +73,8 @@ TEST(MemoryPlan, FullSizeModelAt32KGetsThePoolThatFits) {
   EXPECT_LT(p.kv_blocks, 4 * 32768 / 16);
   EXPECT_EQ(p.ctx, 32768);
   // q8_0 keys and values: about twice the tokens in the same room.
-  const MemoryPlan q = plan_memory(full_size_moe(48 * 4 * 136 * 2), server(32768), true,
-                                   ram(23 * kGiB));
+  const MemoryPlan q =
+      plan_memory(full_size_moe(48 * 4 * 136 * 2), server(32768), true, ram(23 * kGiB));
   EXPECT_GT(q.kv_blocks, p.kv_blocks * 17 / 10);
 }
 

@@ -71,9 +71,9 @@ Started start(const std::string& prefix, const std::string& flags) {
   Started s;
   s.port = free_port();
   s.log = (baton::testing::scratch_dir() / fmt::format("serve-{}.log", s.port)).string();
-  const std::string cmd = fmt::format(
-      "{}; exec {} serve -m {} --port {} --threads 1 --prefill-chunk 256 {} > {} 2>&1", prefix,
-      baton::testing::baton_binary(), model_file(), s.port, flags, s.log);
+  const std::string cmd =
+      fmt::format("{}; exec {} serve -m {} --port {} --threads 1 --prefill-chunk 256 {} > {} 2>&1",
+                  prefix, baton::testing::baton_binary(), model_file(), s.port, flags, s.log);
   s.pid = ::fork();
   if (s.pid == 0) {
     ::execl("/bin/bash", "bash", "-c", cmd.c_str(), nullptr);
