@@ -19,10 +19,10 @@ uint64_t activation_bytes_per_row(const HParams& h) {
   return floats * sizeof(float);
 }
 
-void weight_bytes_of(const gguf::GgufFile& f, bool tiles, uint64_t& weights, uint64_t& tiled) {
-  weights = 0;
-  for (const auto& t : f.tensors()) weights += t.n_bytes;
-  if (!tiles) tiled = 0;
+uint64_t tensor_bytes(const gguf::GgufFile& f) {
+  uint64_t bytes = 0;
+  for (const auto& t : f.tensors()) bytes += t.n_bytes;
+  return bytes;
 }
 
 }  // namespace baton::model

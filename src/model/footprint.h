@@ -33,7 +33,7 @@ struct ModelFootprint {
 // projections, the widest FFN of the model, their fused outputs), in bytes.
 uint64_t activation_bytes_per_row(const HParams& h);
 
-// Tensor bytes of the file and the part the rewrite into tiles copies, given whether it will.
-void weight_bytes_of(const gguf::GgufFile& f, bool tiles, uint64_t& weights, uint64_t& tiled);
+// Every tensor's data bytes in the file.
+uint64_t tensor_bytes(const gguf::GgufFile& f);
 
 }  // namespace baton::model

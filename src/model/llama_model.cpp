@@ -97,7 +97,7 @@ ModelFootprint LlamaModel::footprint(bool tiles) const {
   ModelFootprint f;
   f.file_bytes = file_->file_size();
   f.tiled_bytes = arena_ ? arena_->size() : tiles ? interleave_bytes(w_) : 0;
-  weight_bytes_of(*file_, tiles, f.weights_bytes, f.tiled_bytes);
+  f.weights_bytes = tensor_bytes(*file_);
   f.block_size = kv_.block_size();
   f.kv_bytes_per_block = kv_.bytes_per_block();
   if (window_) {

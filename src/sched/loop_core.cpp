@@ -33,10 +33,7 @@ int32_t resolve_kv_blocks(const SchedConfig& config, const engine::EngineInfo& i
     uint64_t bytes = static_cast<uint64_t>(config.kv_ram_mb) << 20;
     return static_cast<int32_t>(std::max<uint64_t>(1, bytes / info.kv_bytes_per_block));
   }
-  // Every slot can hold a full context, plus a quarter more to keep finished prefixes cached.
-  int64_t per_slot = blocks_for(std::max(1, config.ctx), bs);
-  int64_t n = per_slot * std::max(1, config.parallel);
-  return static_cast<int32_t>(std::min<int64_t>(n + n / 4 + 1, 1 << 30));
+  return auto_kv_blocks(config, bs);
 }
 
 LoopCore::LoopCore(engine::Engine& engine, SchedConfig config)

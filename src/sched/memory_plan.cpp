@@ -14,8 +14,9 @@ std::string gb(uint64_t bytes) {
                                : fmt::format("{} MB", (bytes + kMiB - 1) / kMiB);
 }
 
-int64_t blocks_for(int64_t tokens, int32_t block_size) {
-  return (tokens + block_size - 1) / block_size;
+// KB of KV per token as the messages state it (at least 1).
+uint64_t kb_per_token(uint64_t bytes) {
+  return std::max<uint64_t>(1, (bytes + 1023) / 1024);
 }
 
 // Everything but the KV pool, in resident bytes (the plan's fields but kv, room and margin).
@@ -101,7 +102,7 @@ MemoryPlan plan_memory(const model::ModelFootprint& fp, const SchedConfig& confi
   count_fixed(fp, config, p);
   const uint64_t room = kv_room(fp, host, p);
   const int64_t fit_blocks = static_cast<int64_t>(std::min<uint64_t>(room / per_block, 1u << 30));
-  const int64_t ctx_blocks = blocks_for(p.ctx, bs);
+  const int64_t ctx_blocks = (p.ctx + bs - 1) / bs;
   if (config.kv_ram_mb > 0) {
     const int64_t asked =
         std::max<int64_t>(1, (static_cast<uint64_t>(config.kv_ram_mb) * kMiB) / per_block);
@@ -120,18 +121,15 @@ MemoryPlan plan_memory(const model::ModelFootprint& fp, const SchedConfig& confi
           config.kv_ram_mb, asked * bs, p.ctx, asked * bs);
     }
   } else {
-    const int64_t n = ctx_blocks * std::max(1, config.parallel);
-    const int64_t want = std::min<int64_t>(n + n / 4 + 1, 1 << 30);
-    p.kv_blocks = static_cast<int32_t>(std::min(want, fit_blocks));
+    p.kv_blocks = static_cast<int32_t>(std::min<int64_t>(auto_kv_blocks(config, bs), fit_blocks));
     if (p.kv_blocks < ctx_blocks) {
       const int64_t fit_tokens = static_cast<int64_t>(p.kv_blocks) * bs;
       if (ctx_given || fit_tokens < 4 * bs) {
         throw MemoryPlanError(fmt::format(
             "--ctx {} needs {} of KV for one request ({} KB per token) but {} leaves room for {} "
             "({} tokens) beside {}: lower --ctx to {} or less, {}",
-            p.ctx, gb(ctx_blocks * per_block), per_token / 1024.0 < 1 ? 1 : per_token / 1024,
-            p.source, gb(fit_blocks * per_block), fit_tokens, breakdown(p), fit_tokens,
-            kQuantizeHint));
+            p.ctx, gb(ctx_blocks * per_block), kb_per_token(per_token), p.source,
+            gb(fit_blocks * per_block), fit_tokens, breakdown(p), fit_tokens, kQuantizeHint));
       }
       p.warning = fmt::format(
           "the default context {} does not fit: {} leaves KV room for {} tokens, so --ctx is "
@@ -145,7 +143,7 @@ MemoryPlan plan_memory(const model::ModelFootprint& fp, const SchedConfig& confi
   p.summary = fmt::format(
       "memory plan: {} leaves {}; {} + KV pool {} ({} KB per token) + {} left to the system; the "
       "pool holds {} tokens: {:.1f} x --ctx {}, shared by --parallel {}",
-      p.source, gb(p.room), breakdown(p), gb(p.kv), (per_token + 1023) / 1024, gb(p.margin), tokens,
+      p.source, gb(p.room), breakdown(p), gb(p.kv), kb_per_token(per_token), gb(p.margin), tokens,
       double(tokens) / double(p.ctx), p.ctx, std::max(1, config.parallel));
   return p;
 }

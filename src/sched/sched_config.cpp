@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace baton::sched {
 
 std::string SchedConfig::describe() const {
@@ -31,6 +33,13 @@ std::string SchedConfig::describe() const {
       : speculate == SpeculateMode::Ngram
           ? fmt::format("ngram(draft_max={})", draft_max)
           : fmt::format("suffix(draft_max={} corpus_tokens={})", draft_max, spec_corpus_tokens));
+}
+
+int32_t auto_kv_blocks(const SchedConfig& c, int32_t block_size) {
+  const int64_t bs = std::max(1, block_size);
+  const int64_t per_slot = (std::max(1, c.ctx) + bs - 1) / bs;
+  const int64_t n = per_slot * std::max(1, c.parallel);
+  return static_cast<int32_t>(std::min<int64_t>(n + n / 4 + 1, 1 << 30));
 }
 
 }  // namespace baton::sched

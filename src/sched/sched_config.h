@@ -58,4 +58,8 @@ struct SchedConfig {
   std::string describe() const;
 };
 
+// The blocks of block_size tokens an automatic KV pool wants: every slot a full context, plus a
+// quarter more to keep finished prefixes cached.
+int32_t auto_kv_blocks(const SchedConfig& c, int32_t block_size);
+
 }  // namespace baton::sched

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "pull/fake_hub.h"
+#include "support/free_port.h"
 #include "support/read_file.h"
 #include "support/run_baton.h"
 #include "support/shared_files.h"
@@ -22,18 +23,7 @@ using testing::FakeHub;
 using testing::gguf_bytes;
 namespace fs = std::filesystem;
 
-// A port nothing listens on: bound, read back, closed.
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
+using baton::testing::free_port;
 
 class PullCli : public ::testing::Test {
  protected:

@@ -17,6 +17,7 @@
 
 #include "kv/disk_test_util.h"
 #include "sse_client.h"
+#include "support/free_port.h"
 #include "support/shared_files.h"
 #include "support/time_budget.h"
 
@@ -40,17 +41,7 @@ int ms(std::chrono::milliseconds d) {
   return static_cast<int>(d.count());
 }
 
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
+using baton::testing::free_port;
 
 // Waits for the child to exit; returns its wait status, or -1 after the timeout (then kills it).
 int wait_exit(pid_t pid, int timeout_ms) {

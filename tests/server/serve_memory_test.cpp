@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 
+#include "support/free_port.h"
 #include "support/shared_files.h"
 #include "support/time_budget.h"
 
@@ -43,17 +44,7 @@ struct Started {
   std::string log;  // stdout and stderr
 };
 
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
+using baton::testing::free_port;
 
 std::string read_all(const std::string& path) {
   std::stringstream s;
